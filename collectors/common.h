@@ -1,0 +1,22 @@
+// Small helpers shared by the sysfs collectors.
+#pragma once
+
+#include <string>
+
+#include "rdma_exporter/inventory.h"
+#include "rdma_exporter/metrics.h"
+
+namespace rdma_exporter {
+
+inline Labels DeviceLabels(const DeviceInfo& device) { return {{"device", device.name}}; }
+
+inline Labels PortLabels(const DeviceInfo& device, const PortInfo& port) {
+  return {{"device", device.name}, {"port", std::to_string(port.number)}};
+}
+
+inline Labels With(Labels labels, std::string name, std::string value) {
+  labels.push_back({std::move(name), std::move(value)});
+  return labels;
+}
+
+}  // namespace rdma_exporter

@@ -1,0 +1,206 @@
+#include "hw_counters.h"
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+
+#include "common.h"
+#include "rdma_exporter/parse.h"
+
+namespace rdma_exporter {
+namespace {
+
+struct HwCounterDoc {
+  std::string_view name;
+  const char* help;
+};
+
+// Meanings from the kernel commits that added the counters (reference §2).
+constexpr std::array kHwCounterDocs = {
+    // mlx5 basic q counters
+    HwCounterDoc{"rx_write_requests", "RDMA WRITE requests received (mlx5)."},
+    HwCounterDoc{"rx_read_requests", "RDMA READ requests received (mlx5)."},
+    HwCounterDoc{"rx_atomic_requests", "Atomic requests received (mlx5)."},
+    HwCounterDoc{"rx_dct_connect", "DCT connect requests received (mlx5)."},
+    HwCounterDoc{"out_of_buffer",
+                 "Packets dropped because no receive WQE was posted (receiver not keeping up)."},
+    HwCounterDoc{"out_of_sequence", "Packets received with a PSN sequence error."},
+    HwCounterDoc{"duplicate_request", "Duplicate requests received (the requester retried)."},
+    HwCounterDoc{"rnr_nak_retry_err", "RNR NAKs received (receiver not ready), retry not exceeded."},
+    HwCounterDoc{"packet_seq_err", "NAK-sequence-error packets received (lost packets)."},
+    HwCounterDoc{"implied_nak_seq_err",
+                 "Implied NAK sequence errors: an ACK or read response with a higher PSN than "
+                 "expected."},
+    HwCounterDoc{"local_ack_timeout_err",
+                 "ACK timer expirations on the requester (transport retries; NCCL_IB_TIMEOUT)."},
+    HwCounterDoc{"resp_local_length_error", "Responder local length errors."},
+    HwCounterDoc{"resp_cqe_error", "Responder completions with error."},
+    HwCounterDoc{"req_cqe_error", "Requester completions with error."},
+    HwCounterDoc{"req_remote_invalid_request", "Requester remote invalid request errors."},
+    HwCounterDoc{"req_remote_access_errors", "Requester remote access errors."},
+    HwCounterDoc{"resp_remote_access_errors", "Responder remote access errors."},
+    HwCounterDoc{"resp_cqe_flush_error", "Responder completions flushed with error."},
+    HwCounterDoc{"req_cqe_flush_error", "Requester completions flushed with error."},
+    HwCounterDoc{"req_transport_retries_exceeded",
+                 "Requester transport retries exceeded: a QP went to error (NCCL job fails)."},
+    HwCounterDoc{"req_rnr_retries_exceeded", "Requester RNR retries exceeded."},
+    HwCounterDoc{"roce_adp_retrans", "RoCE adaptive retransmissions."},
+    HwCounterDoc{"roce_adp_retrans_to", "RoCE adaptive retransmission timeouts."},
+    HwCounterDoc{"roce_slow_restart", "RoCE slow restarts."},
+    HwCounterDoc{"roce_slow_restart_cnps", "CNPs generated during RoCE slow restart."},
+    HwCounterDoc{"roce_slow_restart_trans", "RoCE slow restart transitions."},
+    HwCounterDoc{"rp_cnp_ignored", "CNPs received and ignored by the reaction point."},
+    HwCounterDoc{"rp_cnp_handled",
+                 "CNPs handled by the reaction point to cut the send rate (DCQCN)."},
+    HwCounterDoc{"np_ecn_marked_roce_packets",
+                 "ECN CE-marked RoCE packets received by the notification point (congestion)."},
+    HwCounterDoc{"np_cnp_sent", "CNPs sent by the notification point for CE-marked packets."},
+    HwCounterDoc{"rx_icrc_encapsulated", "RoCE packets received with an ICRC error."},
+    HwCounterDoc{"cc_rx_ce_pkts", "Received packets with the CE (congestion) mark."},
+    HwCounterDoc{"cc_rx_cnp_pkts", "CNP packets received."},
+    HwCounterDoc{"cc_tx_cnp_pkts", "CNP packets sent."},
+    HwCounterDoc{"rdma_tx_packets", "RDMA packets transmitted."},
+    HwCounterDoc{"rdma_tx_bytes", "RDMA bytes transmitted."},
+    HwCounterDoc{"rdma_rx_packets", "RDMA packets received."},
+    HwCounterDoc{"rdma_rx_bytes", "RDMA bytes received."},
+    // rxe
+    HwCounterDoc{"sent_pkts", "Packets sent (rxe)."},
+    HwCounterDoc{"rcvd_pkts", "Packets received (rxe)."},
+    HwCounterDoc{"out_of_seq_request", "Requests received out of sequence (rxe)."},
+    HwCounterDoc{"rcvd_rnr_err", "RNR NAKs received (rxe)."},
+    HwCounterDoc{"send_rnr_err", "RNR NAKs sent (rxe)."},
+    HwCounterDoc{"rcvd_seq_err", "Sequence errors received (rxe)."},
+    HwCounterDoc{"ack_deferred", "ACKs deferred by the sender scheduler (rxe)."},
+    HwCounterDoc{"ack_deffered", "ACKs deferred (rxe, the original misspelled name)."},
+    HwCounterDoc{"retry_exceeded_err", "Transport retries exceeded (rxe)."},
+    HwCounterDoc{"retry_rnr_exceeded_err", "RNR retries exceeded (rxe)."},
+    HwCounterDoc{"completer_retry_err", "Completer retries (rxe)."},
+    HwCounterDoc{"send_err", "Send errors (rxe)."},
+    HwCounterDoc{"link_downed", "Times the port's link went down (rxe)."},
+    HwCounterDoc{"rdma_sends", "RDMA SEND operations posted (rxe)."},
+    HwCounterDoc{"rdma_recvs", "RDMA receive completions (rxe)."},
+    HwCounterDoc{"sent_bytes", "Bytes sent (rxe)."},
+    HwCounterDoc{"rcvd_bytes", "Bytes received (rxe)."},
+};
+
+// mlx5 QUERY_Q_COUNTER groups 1-5 (reference §2.1): 32-bit firmware fields.
+constexpr std::array<std::string_view, 26> kMlx5QCounters = {
+    "rx_write_requests",        "rx_read_requests",
+    "rx_atomic_requests",       "rx_dct_connect",
+    "out_of_buffer",            "out_of_sequence",
+    "duplicate_request",        "rnr_nak_retry_err",
+    "packet_seq_err",           "implied_nak_seq_err",
+    "local_ack_timeout_err",    "resp_local_length_error",
+    "resp_cqe_error",           "req_cqe_error",
+    "req_remote_invalid_request", "req_remote_access_errors",
+    "resp_remote_access_errors", "resp_cqe_flush_error",
+    "req_cqe_flush_error",      "req_transport_retries_exceeded",
+    "req_rnr_retries_exceeded", "roce_adp_retrans",
+    "roce_adp_retrans_to",      "roce_slow_restart",
+    "roce_slow_restart_cnps",   "roce_slow_restart_trans",
+};
+
+constexpr std::string_view kVportPrefix = "vport_";  // switchdev representor counters
+
+std::string_view StripVport(std::string_view name) {
+  return name.substr(0, kVportPrefix.size()) == kVportPrefix ? name.substr(kVportPrefix.size())
+                                                             : name;
+}
+
+}  // namespace
+
+const char* HwCounterHelp(std::string_view name) {
+  name = StripVport(name);
+  for (const auto& doc : kHwCounterDocs) {
+    if (doc.name == name) return doc.help;
+  }
+  return nullptr;
+}
+
+bool IsMlx5QCounter(std::string_view name) {
+  name = StripVport(name);
+  return std::find(kMlx5QCounters.begin(), kMlx5QCounters.end(), name) != kMlx5QCounters.end();
+}
+
+uint64_t WrapExtender::Extend(const std::string& key, uint64_t raw) {
+  auto [it, inserted] = state_.try_emplace(key);
+  State& s = it->second;
+  if (!inserted && raw < s.last_raw) s.high += uint64_t{1} << 32;
+  s.last_raw = raw;
+  s.generation = generation_;
+  return s.high + raw;
+}
+
+void WrapExtender::EndPoll() {
+  for (auto it = state_.begin(); it != state_.end();) {
+    if (it->second.generation < generation_) {
+      it = state_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  ++generation_;
+}
+
+void HwCountersCollector::CollectDir(const std::string& dir, const std::string& key_prefix,
+                                     bool q_counters_32bit, const Labels& labels,
+                                     const std::string& prefix, CollectContext& ctx,
+                                     MetricSink& sink) {
+  std::vector<std::string> files;
+  int err = ctx.sysfs().ListDir(dir, &files);
+  if (err != 0) {
+    if (err != ENOENT) ctx.ReadFailed(dir, err);  // no hw_counters: driver has none
+    return;
+  }
+  // mlx5 refreshes its whole counter cache (and starts the `lifespan` window) only when the
+  // first counter is read; any other file read first costs firmware commands of its own
+  // (reference §1.6). Read that one first.
+  for (std::string_view first : {"rx_write_requests", "vport_rx_write_requests"}) {
+    auto it = std::find(files.begin(), files.end(), first);
+    if (it != files.end()) std::rotate(files.begin(), it, it + 1);
+  }
+  std::string value;
+  for (const auto& file : files) {
+    std::string path = JoinPath(dir, file);
+    if (!ctx.Read(path, &value)) continue;
+    auto parsed = ParseU64(value);
+    if (!parsed) {
+      ctx.Malformed(path, value);
+      continue;
+    }
+    if (file == "lifespan") {
+      sink.Gauge(prefix + "counters_lifespan_seconds",
+                 "How long the driver caches hw_counters values, in seconds (sysfs lifespan, "
+                 "ms).",
+                 labels, static_cast<double>(*parsed) / 1000.0);
+      continue;
+    }
+    uint64_t counter = *parsed;
+    if (q_counters_32bit && IsMlx5QCounter(file) && counter <= UINT32_MAX) {
+      counter = wraps_.Extend(key_prefix + file, counter);
+    }
+    const char* help = HwCounterHelp(file);
+    sink.Counter(prefix + SanitizeMetricName(file) + "_total",
+                 help != nullptr ? std::string(help)
+                                 : "Driver hw counter " + file + " (not known to this exporter "
+                                                                 "version; raw value).",
+                 labels, static_cast<double>(counter));
+  }
+}
+
+bool HwCountersCollector::Collect(const Inventory& inventory, CollectContext& ctx,
+                                  MetricSink& sink) {
+  for (const auto& device : inventory.devices) {
+    CollectDir(JoinPath(device.dir, "hw_counters"), device.name + "/0/", device.has_hca_type,
+               DeviceLabels(device), "rdma_device_hw_", ctx, sink);
+    for (const auto& port : device.ports) {
+      CollectDir(JoinPath(port.dir, "hw_counters"),
+                 device.name + "/" + std::to_string(port.number) + "/", device.has_hca_type,
+                 PortLabels(device, port), "rdma_hw_", ctx, sink);
+    }
+  }
+  wraps_.EndPoll();
+  return true;
+}
+
+}  // namespace rdma_exporter

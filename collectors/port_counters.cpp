@@ -1,0 +1,165 @@
+#include "port_counters.h"
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <map>
+
+#include "common.h"
+#include "rdma_exporter/parse.h"
+
+namespace rdma_exporter {
+namespace {
+
+// Widths from IBTA PortCounters / PortCountersExtended (reference §1.5).
+constexpr std::array kPmaCounters = {
+    PmaCounterSpec{"symbol_error", "rdma_port_symbol_errors_total",
+                   "Minor link errors detected on one or more physical lanes (PMA SymbolErrorCounter).",
+                   1, 16},
+    PmaCounterSpec{"link_error_recovery", "rdma_port_link_error_recovery_total",
+                   "Times the link error recovery process completed successfully.", 1, 8},
+    PmaCounterSpec{"link_downed", "rdma_port_link_downed_total",
+                   "Times the link error recovery process failed and the link went down.", 1, 8},
+    PmaCounterSpec{"port_rcv_errors", "rdma_port_receive_errors_total",
+                   "Packets received with errors (malformed, bad CRC, buffer overrun, ...).", 1,
+                   16},
+    PmaCounterSpec{"port_rcv_remote_physical_errors",
+                   "rdma_port_receive_remote_physical_errors_total",
+                   "Packets received marked with the EBP delimiter (error upstream).", 1, 16},
+    PmaCounterSpec{"port_rcv_switch_relay_errors", "rdma_port_receive_switch_relay_errors_total",
+                   "Packets received that could not be forwarded by a switch.", 1, 16},
+    PmaCounterSpec{"port_xmit_discards", "rdma_port_transmit_discards_total",
+                   "Outbound packets discarded because the port was down or congested.", 1, 16},
+    PmaCounterSpec{"port_xmit_constraint_errors", "rdma_port_transmit_constraint_errors_total",
+                   "Packets not transmitted due to outbound raw filtering or partition checks.", 1,
+                   8},
+    PmaCounterSpec{"port_rcv_constraint_errors", "rdma_port_receive_constraint_errors_total",
+                   "Packets received and discarded due to inbound raw filtering or partition "
+                   "checks.",
+                   1, 8},
+    PmaCounterSpec{"local_link_integrity_errors", "rdma_port_local_link_integrity_errors_total",
+                   "Times the local physical error threshold was exceeded.", 1, 4},
+    PmaCounterSpec{"excessive_buffer_overrun_errors",
+                   "rdma_port_excessive_buffer_overrun_errors_total",
+                   "Times consecutive flow-control update periods had buffer overruns.", 1, 4},
+    PmaCounterSpec{"VL15_dropped", "rdma_port_vl15_dropped_total",
+                   "Incoming VL15 (subnet management) packets dropped for lack of buffers.", 1, 16},
+    PmaCounterSpec{"port_xmit_wait", "rdma_port_transmit_wait_ticks_total",
+                   "Ticks during which the port had data to send but no flow-control credits "
+                   "(PortXmitWait; a tick is a few ns, device dependent).",
+                   1, 32},
+    PmaCounterSpec{"port_xmit_data", "rdma_port_data_transmitted_bytes_total",
+                   "Data octets transmitted (the file counts 4-byte words; multiplied by 4).", 4,
+                   0},
+    PmaCounterSpec{"port_rcv_data", "rdma_port_data_received_bytes_total",
+                   "Data octets received (the file counts 4-byte words; multiplied by 4).", 4, 0},
+    PmaCounterSpec{"port_xmit_packets", "rdma_port_packets_transmitted_total",
+                   "Packets transmitted on the port.", 1, 0},
+    PmaCounterSpec{"port_rcv_packets", "rdma_port_packets_received_total",
+                   "Packets received on the port.", 1, 0},
+    PmaCounterSpec{"unicast_xmit_packets", "rdma_port_unicast_packets_transmitted_total",
+                   "Unicast packets transmitted.", 1, 64},
+    PmaCounterSpec{"unicast_rcv_packets", "rdma_port_unicast_packets_received_total",
+                   "Unicast packets received.", 1, 64},
+    PmaCounterSpec{"multicast_xmit_packets", "rdma_port_multicast_packets_transmitted_total",
+                   "Multicast packets transmitted.", 1, 64},
+    PmaCounterSpec{"multicast_rcv_packets", "rdma_port_multicast_packets_received_total",
+                   "Multicast packets received.", 1, 64},
+};
+
+// Legacy counters_ext/ (old MLNX_OFED/mlx4): 64-bit values, same meaning as the counters/ files.
+constexpr std::array<std::pair<std::string_view, std::string_view>, 8> kLegacyExt = {{
+    {"port_xmit_data_64", "port_xmit_data"},
+    {"port_rcv_data_64", "port_rcv_data"},
+    {"port_xmit_packets_64", "port_xmit_packets"},
+    {"port_rcv_packets_64", "port_rcv_packets"},
+    {"port_unicast_xmit_packets", "unicast_xmit_packets"},
+    {"port_unicast_rcv_packets", "unicast_rcv_packets"},
+    {"port_multicast_xmit_packets", "multicast_xmit_packets"},
+    {"port_multicast_rcv_packets", "multicast_rcv_packets"},
+}};
+
+struct Reading {
+  uint64_t value;
+  unsigned width;  // 0 = unknown width (generic counters): never reported as saturated
+};
+
+}  // namespace
+
+const PmaCounterSpec* FindPmaCounter(std::string_view file) {
+  for (const auto& spec : kPmaCounters) {
+    if (spec.file == file) return &spec;
+  }
+  return nullptr;
+}
+
+bool PortCountersCollector::Collect(const Inventory& inventory, CollectContext& ctx,
+                                    MetricSink& sink) {
+  std::vector<std::string> files;
+  std::string value;
+  for (const auto& device : inventory.devices) {
+    for (const auto& port : device.ports) {
+      // file name (as in counters/) -> value; counters_ext overrides with 64-bit values.
+      std::map<std::string, Reading> readings;
+      std::string dir = JoinPath(port.dir, "counters");
+      int err = ctx.sysfs().ListDir(dir, &files);
+      if (err != 0 && err != ENOENT) ctx.ReadFailed(dir, err);  // no PMA: no directory (rxe)
+      // The extended table (unicast_* present) has 64-bit data/packet counters; the basic
+      // table's are 32-bit and saturate within seconds at 100 Gb/s.
+      bool extended = std::find(files.begin(), files.end(), "unicast_xmit_packets") != files.end();
+      for (const auto& file : files) {
+        std::string path = JoinPath(dir, file);
+        if (!ctx.Read(path, &value)) continue;
+        auto parsed = ParseU64(value);  // rejects "N/A (no PMA)", garbage, empty
+        if (!parsed) {
+          ctx.Malformed(path, value);
+          continue;
+        }
+        const PmaCounterSpec* spec = FindPmaCounter(file);
+        unsigned width = spec == nullptr ? 0 : (spec->width != 0 ? spec->width : extended ? 64 : 32);
+        readings[file] = {*parsed, width};
+      }
+      std::string ext_dir = JoinPath(port.dir, "counters_ext");
+      err = ctx.sysfs().ListDir(ext_dir, &files);
+      if (err != 0 && err != ENOENT) ctx.ReadFailed(ext_dir, err);
+      for (const auto& file : files) {
+        std::string path = JoinPath(ext_dir, file);
+        if (!ctx.Read(path, &value)) continue;
+        auto parsed = ParseU64(value);
+        if (!parsed) {
+          ctx.Malformed(path, value);
+          continue;
+        }
+        auto legacy = std::find_if(kLegacyExt.begin(), kLegacyExt.end(),
+                                   [&](const auto& e) { return e.first == file; });
+        if (legacy != kLegacyExt.end()) {
+          readings[std::string(legacy->second)] = {*parsed, 64};
+        } else {
+          readings["ext_" + file] = {*parsed, 0};
+        }
+      }
+
+      Labels labels = PortLabels(device, port);
+      for (const auto& [file, reading] : readings) {
+        const PmaCounterSpec* spec = FindPmaCounter(file);
+        if (spec != nullptr) {
+          sink.Counter(spec->metric, spec->help, labels,
+                       static_cast<double>(reading.value) * spec->scale);
+        } else {
+          sink.Counter("rdma_port_" + SanitizeMetricName(file) + "_total",
+                       "PMA port counter file " + file + " (not known to this exporter version).",
+                       labels, static_cast<double>(reading.value));
+        }
+        if (reading.width == 0 || reading.width > 32) continue;
+        uint64_t all_ones = (uint64_t{1} << reading.width) - 1;
+        sink.Gauge("rdma_port_counter_saturated",
+                   "1 while a PMA counter sits at the all-ones value of its IBTA width (it stops "
+                   "counting there until cleared), else 0.",
+                   With(labels, "counter", file), reading.value >= all_ones ? 1 : 0);
+      }
+    }
+  }
+  return true;
+}
+
+}  // namespace rdma_exporter

@@ -1,0 +1,30 @@
+// counters: the IB PMA PortCounters files of ports/<N>/counters/ (and the legacy counters_ext/)
+// as rdma_port_<name>_total, data counters in bytes, plus rdma_port_counter_saturated for
+// counters stuck at the all-ones value of their IBTA width (PMA counters saturate, not wrap).
+#pragma once
+
+#include "rdma_exporter/collector.h"
+
+namespace rdma_exporter {
+
+// Curated metric name, unit scale and IBTA width of a PMA counter file.
+struct PmaCounterSpec {
+  std::string_view file;
+  std::string_view metric;  // full metric name
+  std::string_view help;
+  double scale;       // 4 for the 4-byte-word data counters
+  unsigned width;     // bits; 0 = depends on the table (32 basic, 64 extended)
+};
+// nullptr for a file the table does not know (exported under a generic name).
+const PmaCounterSpec* FindPmaCounter(std::string_view file);
+
+class PortCountersCollector : public Collector {
+ public:
+  std::string_view name() const override { return "counters"; }
+  std::string_view description() const override {
+    return "IB PMA port counters (counters/, counters_ext/) and their saturation";
+  }
+  bool Collect(const Inventory& inventory, CollectContext& ctx, MetricSink& sink) override;
+};
+
+}  // namespace rdma_exporter

@@ -1,0 +1,37 @@
+// Command-line flags in the Prometheus exporter style (--name=value or --name value).
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "rdma_exporter/logging.h"
+
+namespace rdma_exporter {
+
+struct Options {
+  std::string listen_address = ":9879";
+  std::string telemetry_path = "/metrics";
+  std::string sysfs_root = "/sys";
+  std::chrono::milliseconds poll_interval{10000};
+  std::map<std::string, bool> collector_overrides;  // --[no-]collector.<name>
+  std::string device_include;
+  std::string device_exclude;
+  std::string log_level = "info";
+  LogFormat log_format = LogFormat::kLogfmt;
+  bool show_version = false;
+  bool show_help = false;
+};
+
+// Parses argv[1..]. On error returns false with a one-line message in *error.
+bool ParseFlags(const std::vector<std::string>& args, Options* options, std::string* error);
+// Go-style duration: "10s", "500ms", "1m30s", "0".
+std::optional<std::chrono::milliseconds> ParseDuration(const std::string& text);
+// ":9879" -> "9879", "127.0.0.1:9879" -> "127.0.0.1:9879" (CivetWeb listening_ports syntax).
+bool ListenAddressToCivetweb(const std::string& address, std::string* ports, std::string* error);
+// The --help text.
+std::string UsageText();
+
+}  // namespace rdma_exporter

@@ -1,0 +1,149 @@
+#include "rdma_exporter/inventory.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+
+#include "rdma_exporter/parse.h"
+
+namespace rdma_exporter {
+namespace {
+
+std::string_view Basename(std::string_view path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
+// Hex digits of s without separators, lower-cased.
+std::string HexDigits(std::string_view s) {
+  std::string out;
+  for (char c : Trim(s)) {
+    if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')) {
+      out.push_back(c);
+    } else if (c >= 'A' && c <= 'F') {
+      out.push_back(static_cast<char>(c - 'A' + 'a'));
+    }
+  }
+  return out;
+}
+
+// The netdevs that may belong to a device: those of its PCI function when it has one,
+// otherwise every netdev of the host.
+std::string NetdevDir(const DeviceInfo& device) {
+  return device.has_pci_link ? JoinPath(device.dir, "device/net") : std::string("class/net");
+}
+
+std::string FindIpoibNetdev(SysfsReader& sysfs, const DeviceInfo& device, const PortInfo& port) {
+  std::string gid;
+  if (sysfs.ReadFile(JoinPath(port.dir, "gids/0"), &gid) != 0 || !IsValidGid(gid) ||
+      IsEmptyGid(gid)) {
+    return "";
+  }
+  std::string guid = HexDigits(gid).substr(16);  // interface ID: the last 8 bytes
+  std::string base = NetdevDir(device);
+  std::vector<std::string> names;
+  if (sysfs.ListDir(base, &names) != 0) return "";
+  for (const auto& name : names) {
+    std::string address;
+    if (sysfs.ReadFile(JoinPath(JoinPath(base, name), "address"), &address) != 0) continue;
+    std::string hex = HexDigits(address);
+    // IPoIB hardware addresses are 20 bytes: 4 bytes QPN/flags, then the 16-byte port GID.
+    if (hex.size() == 40 && hex.compare(24, 16, guid) == 0) return name;
+  }
+  return "";
+}
+
+std::string FindEthernetNetdev(SysfsReader& sysfs, const DeviceInfo& device,
+                               const PortInfo& port) {
+  std::string value;
+  // RoCE: the netdev of the default GID. EINVAL when the entry has no netdev.
+  if (sysfs.ReadFile(JoinPath(port.dir, "gid_attrs/ndevs/0"), &value) == 0 &&
+      !Trim(value).empty()) {
+    return std::string(Trim(value));
+  }
+  // rxe: the netdev it was created on.
+  if (sysfs.ReadFile(JoinPath(device.dir, "parent"), &value) == 0 && !Trim(value).empty()) {
+    return std::string(Trim(value));
+  }
+  if (!device.has_pci_link) return "";
+  // Last resort: the PCI function's netdev whose dev_port matches (dev_port is 0-based).
+  std::string base = NetdevDir(device);
+  std::vector<std::string> names;
+  if (sysfs.ListDir(base, &names) != 0) return "";
+  if (names.size() == 1) return names[0];
+  for (const auto& name : names) {
+    if (sysfs.ReadFile(JoinPath(JoinPath(base, name), "dev_port"), &value) != 0) continue;
+    auto dev_port = ParseU64(value);
+    if (dev_port && *dev_port + 1 == port.number) return name;
+  }
+  return "";
+}
+
+}  // namespace
+
+bool DeviceFilter::Accepts(const std::string& device) const {
+  if (include && !std::regex_match(device, *include)) return false;
+  if (exclude && std::regex_match(device, *exclude)) return false;
+  return true;
+}
+
+std::string FindNetdev(SysfsReader& sysfs, const DeviceInfo& device, const PortInfo& port) {
+  if (port.link_layer == "InfiniBand") return FindIpoibNetdev(sysfs, device, port);
+  return FindEthernetNetdev(sysfs, device, port);
+}
+
+Inventory DiscoverInventory(SysfsReader& sysfs, const DeviceFilter& filter,
+                            std::vector<DiscoveryError>* errors) {
+  Inventory inventory;
+  std::vector<std::string> names;
+  int err = sysfs.ListDir("class/infiniband", &names);
+  if (err != 0) {
+    // No RDMA stack loaded is a valid state (ENOENT): an empty inventory, not an error.
+    if (err != ENOENT) errors->push_back({"class/infiniband", err});
+    return inventory;
+  }
+  for (const auto& name : names) {
+    // The filter runs before any file of the device is touched.
+    if (!filter.Accepts(name)) continue;
+    DeviceInfo device;
+    device.name = name;
+    device.dir = JoinPath("class/infiniband", name);
+    std::string target;
+    if (sysfs.ReadLink(JoinPath(device.dir, "device"), &target) == 0) {
+      device.has_pci_link = true;
+      device.pci_address = std::string(Basename(target));
+      if (sysfs.ReadLink(JoinPath(device.dir, "device/physfn"), &target) == 0) {
+        device.physfn = std::string(Basename(target));
+      }
+    }
+    device.has_hca_type = sysfs.Exists(JoinPath(device.dir, "hca_type"));
+
+    std::vector<std::string> ports;
+    std::string ports_dir = JoinPath(device.dir, "ports");
+    err = sysfs.ListDir(ports_dir, &ports);
+    if (err != 0) {
+      if (err == ENOENT && !sysfs.Exists(device.dir)) continue;  // vanished while listing
+      errors->push_back({ports_dir, err});
+    }
+    for (const auto& p : ports) {
+      unsigned number = 0;
+      auto [ptr, ec] = std::from_chars(p.data(), p.data() + p.size(), number);
+      if (ec != std::errc() || ptr != p.data() + p.size()) continue;
+      PortInfo port;
+      port.number = number;
+      port.dir = JoinPath(ports_dir, p);
+      std::string link_layer;
+      if (sysfs.ReadFile(JoinPath(port.dir, "link_layer"), &link_layer) == 0) {
+        port.link_layer = std::string(Trim(link_layer));
+      }
+      device.ports.push_back(std::move(port));
+    }
+    std::sort(device.ports.begin(), device.ports.end(),
+              [](const PortInfo& a, const PortInfo& b) { return a.number < b.number; });
+    for (auto& port : device.ports) port.netdev = FindNetdev(sysfs, device, port);
+    inventory.devices.push_back(std::move(device));
+  }
+  return inventory;
+}
+
+}  // namespace rdma_exporter

@@ -1,0 +1,117 @@
+// rdma_exporter: Prometheus exporter for RDMA devices.
+#include <civetweb.h>
+#include <signal.h>
+#include <sys/resource.h>
+
+#include <cstdio>
+#include <iostream>
+#include <thread>
+
+#include "flags.h"
+#include "http_server.h"
+#include "poller.h"
+#include "rdma_exporter/logging.h"
+#include "version.h"
+
+using namespace rdma_exporter;
+
+namespace {
+
+// Counter files stay open between polls (one pread per value); a 256-port node needs more
+// descriptors than the usual soft limit of 1024, so take what the hard limit allows.
+void RaiseFileLimit() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
+    limit.rlim_cur = limit.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &limit);
+  }
+}
+
+PollerConfig MakePollerConfig(const Options& options) {
+  PollerConfig config;
+  for (const auto& factory : CollectorRegistry()) {
+    bool on = factory.enabled_by_default;
+    auto it = options.collector_overrides.find(std::string(factory.name));
+    if (it != options.collector_overrides.end()) on = it->second;
+    if (on) config.collectors.push_back(factory.create());
+  }
+  if (!options.device_include.empty()) config.filter.include.emplace(options.device_include);
+  if (!options.device_exclude.empty()) config.filter.exclude.emplace(options.device_exclude);
+  return config;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options options;
+  std::string error;
+  if (!ParseFlags(std::vector<std::string>(argv + 1, argv + argc), &options, &error)) {
+    std::fprintf(stderr, "rdma_exporter: %s\n", error.c_str());
+    return 2;
+  }
+  if (options.show_help) {
+    std::cout << UsageText();
+    return 0;
+  }
+  if (options.show_version) {
+    std::cout << "rdma_exporter, version " << kVersion << " (revision: " << kRevision << ")\n"
+              << "  compiler: " << kCompiler << "\n";
+    return 0;
+  }
+  ConfigureLogging(options.log_level, options.log_format);
+  RaiseFileLimit();
+
+  // Block the termination signals in every thread; the main thread waits for them below.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  Poller poller(std::make_unique<SysfsReader>(options.sysfs_root), MakePollerConfig(options));
+
+  HttpConfig http;
+  ListenAddressToCivetweb(options.listen_address, &http.civetweb_ports, &error);
+  http.telemetry_path = options.telemetry_path;
+  http.collect_on_scrape = options.poll_interval.count() == 0;
+  mg_init_library(0);
+  HttpServer server(http, poller);
+  if (!server.Start(&error)) {
+    LogError("cannot start HTTP server", {{"error", error}});
+    return 1;
+  }
+  LogInfo("listening", {{"address", options.listen_address},
+                        {"port", std::to_string(server.port())},
+                        {"sysfs", options.sysfs_root},
+                        {"version", kVersion}});
+
+  std::mutex stop_mu;
+  std::condition_variable stop_cv;
+  bool stopping = false;
+  std::thread poll_thread([&] {
+    auto interval = options.poll_interval;
+    std::unique_lock lock(stop_mu);
+    do {
+      lock.unlock();
+      auto snapshot = poller.Collect();
+      if (snapshot->sequence == 1) LogInfo("first poll completed; ready");
+      lock.lock();
+      // With --poll-interval=0 only the first poll runs here (for readiness); scrapes collect.
+    } while (interval.count() > 0 &&
+             !stop_cv.wait_for(lock, interval, [&] { return stopping; }));
+  });
+
+  int sig = 0;
+  sigwait(&signals, &sig);
+  LogInfo("shutting down", {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
+  {
+    std::lock_guard lock(stop_mu);
+    stopping = true;
+  }
+  stop_cv.notify_all();
+  poll_thread.join();
+  server.Stop();
+  mg_exit_library();
+  return 0;
+}

@@ -1,0 +1,134 @@
+#include "rdma_exporter/parse.h"
+
+#include <charconv>
+#include <cmath>
+
+namespace rdma_exporter {
+namespace {
+
+bool IsSpace(char c) { return c == ' ' || c == '\n' || c == '\t' || c == '\r'; }
+
+std::optional<double> ParseDouble(std::string_view s) {
+  double value = 0;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+  if (ec != std::errc() || ptr != s.data() + s.size() || !std::isfinite(value)) return std::nullopt;
+  return value;
+}
+
+}  // namespace
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && IsSpace(s.front())) s.remove_prefix(1);
+  while (!s.empty() && IsSpace(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+std::optional<uint64_t> ParseU64(std::string_view s) {
+  s = Trim(s);
+  if (s.empty()) return std::nullopt;
+  uint64_t value = 0;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+  if (ec != std::errc() || ptr != s.data() + s.size()) return std::nullopt;
+  return value;
+}
+
+std::optional<int64_t> ParseI64(std::string_view s) {
+  s = Trim(s);
+  if (s.empty()) return std::nullopt;
+  int64_t value = 0;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+  if (ec != std::errc() || ptr != s.data() + s.size()) return std::nullopt;
+  return value;
+}
+
+std::optional<uint64_t> ParseHex(std::string_view s) {
+  s = Trim(s);
+  if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) s.remove_prefix(2);
+  if (s.empty()) return std::nullopt;
+  uint64_t value = 0;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), value, 16);
+  if (ec != std::errc() || ptr != s.data() + s.size()) return std::nullopt;
+  return value;
+}
+
+std::optional<NumberedName> ParseNumberedName(std::string_view s) {
+  s = Trim(s);
+  size_t colon = s.find(':');
+  if (colon == std::string_view::npos) return std::nullopt;
+  unsigned number = 0;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + colon, number);
+  if (ec != std::errc() || ptr != s.data() + colon || colon == 0) return std::nullopt;
+  return NumberedName{number, Trim(s.substr(colon + 1))};
+}
+
+std::optional<PortRate> ParsePortRate(std::string_view s) {
+  // "<rate> Gb/sec (<width>X <speed>)"
+  s = Trim(s);
+  size_t space = s.find(' ');
+  if (space == std::string_view::npos) return std::nullopt;
+  auto gbit = ParseDouble(s.substr(0, space));
+  if (!gbit || *gbit < 0) return std::nullopt;
+  std::string_view rest = s.substr(space + 1);
+  constexpr std::string_view kUnit = "Gb/sec (";
+  if (rest.substr(0, kUnit.size()) != kUnit || rest.back() != ')') return std::nullopt;
+  rest = rest.substr(kUnit.size(), rest.size() - kUnit.size() - 1);  // "4X EDR"
+  size_t x = rest.find("X ");
+  if (x == std::string_view::npos || x == 0) return std::nullopt;
+  unsigned width = 0;
+  auto [ptr, ec] = std::from_chars(rest.data(), rest.data() + x, width);
+  if (ec != std::errc() || ptr != rest.data() + x || width == 0) return std::nullopt;
+  std::string_view speed = rest.substr(x + 2);
+  if (speed.empty()) return std::nullopt;
+  for (char c : speed) {
+    if (!((c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'))) return std::nullopt;
+  }
+  return PortRate{*gbit, width, speed};
+}
+
+std::optional<double> ParsePcieSpeed(std::string_view s) {
+  // "16.0 GT/s PCIe" (kernel >= 5.7) or "16 GT/s" (older); "Unknown" when not reported.
+  s = Trim(s);
+  size_t space = s.find(' ');
+  if (space == std::string_view::npos) return std::nullopt;
+  std::string_view unit = s.substr(space + 1);
+  if (unit != "GT/s" && unit != "GT/s PCIe") return std::nullopt;
+  auto gt = ParseDouble(s.substr(0, space));
+  if (!gt || *gt <= 0) return std::nullopt;
+  return *gt * 1e9;
+}
+
+std::optional<uint64_t> ParseAerTotal(std::string_view content) {
+  // Lines "<Name> <count>"; the total is the line starting with TOTAL_ERR_.
+  while (!content.empty()) {
+    size_t nl = content.find('\n');
+    std::string_view line = content.substr(0, nl);
+    content = nl == std::string_view::npos ? std::string_view() : content.substr(nl + 1);
+    if (line.substr(0, 10) != "TOTAL_ERR_") continue;
+    size_t space = line.rfind(' ');
+    if (space == std::string_view::npos) return std::nullopt;
+    return ParseU64(line.substr(space + 1));
+  }
+  return std::nullopt;
+}
+
+bool IsValidGid(std::string_view gid) {
+  gid = Trim(gid);
+  if (gid.size() != 39) return false;
+  for (size_t i = 0; i < gid.size(); ++i) {
+    char c = gid[i];
+    if (i % 5 == 4) {
+      if (c != ':') return false;
+    } else if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool IsEmptyGid(std::string_view gid) {
+  gid = Trim(gid);
+  return gid == "0000:0000:0000:0000:0000:0000:0000:0000" ||
+         gid == "fe80:0000:0000:0000:0000:0000:0000:0000";
+}
+
+}  // namespace rdma_exporter

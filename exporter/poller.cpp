@@ -1,0 +1,212 @@
+#include "poller.h"
+
+#include <dirent.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+
+#include "rdma_exporter/logging.h"
+#include "version.h"
+
+namespace rdma_exporter {
+namespace {
+
+double SecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+double WallClockSeconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+std::string Gzip(const std::string& data) {
+  z_stream zs{};
+  // windowBits 15 + 16 selects the gzip wrapper.
+  if (deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) !=
+      Z_OK) {
+    return "";
+  }
+  std::string out;
+  out.resize(deflateBound(&zs, data.size()));
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
+  zs.avail_in = static_cast<uInt>(data.size());
+  zs.next_out = reinterpret_cast<Bytef*>(out.data());
+  zs.avail_out = static_cast<uInt>(out.size());
+  int rc = deflate(&zs, Z_FINISH);
+  out.resize(zs.total_out);
+  deflateEnd(&zs);
+  return rc == Z_STREAM_END ? out : std::string();
+}
+
+void AddProcessMetrics(MetricSink& sink) {
+  std::ifstream stat_file("/proc/self/stat");
+  std::string stat((std::istreambuf_iterator<char>(stat_file)), std::istreambuf_iterator<char>());
+  // Fields after the ")" that closes the command name; field 3 (state) is the first.
+  size_t close = stat.rfind(')');
+  if (close != std::string::npos) {
+    std::istringstream fields(stat.substr(close + 2));
+    std::vector<std::string> f((std::istream_iterator<std::string>(fields)),
+                               std::istream_iterator<std::string>());
+    // f[i] is field i + 3 of proc(5): utime 14, stime 15, starttime 22, vsize 23, rss 24.
+    if (f.size() > 21) {
+      double ticks = static_cast<double>(sysconf(_SC_CLK_TCK));
+      double page = static_cast<double>(sysconf(_SC_PAGESIZE));
+      sink.Counter("process_cpu_seconds_total", "Total user and system CPU time spent in seconds.",
+                   {}, (std::stod(f[11]) + std::stod(f[12])) / ticks);
+      sink.Gauge("process_virtual_memory_bytes", "Virtual memory size in bytes.", {},
+                 std::stod(f[20]));
+      sink.Gauge("process_resident_memory_bytes", "Resident memory size in bytes.", {},
+                 std::stod(f[21]) * page);
+      std::ifstream proc_stat("/proc/stat");
+      std::string key;
+      double boot_time = 0;
+      while (proc_stat >> key) {
+        if (key == "btime") {
+          proc_stat >> boot_time;
+          break;
+        }
+      }
+      sink.Gauge("process_start_time_seconds",
+                 "Start time of the process since unix epoch in seconds.", {},
+                 boot_time + std::stod(f[19]) / ticks);
+    }
+  }
+  size_t fds = 0;
+  if (DIR* dir = opendir("/proc/self/fd")) {
+    while (dirent* e = readdir(dir)) {
+      if (e->d_name[0] != '.') ++fds;
+    }
+    closedir(dir);
+    --fds;  // the descriptor of the listing itself
+  }
+  sink.Gauge("process_open_fds", "Number of open file descriptors.", {},
+             static_cast<double>(fds));
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) == 0) {
+    sink.Gauge("process_max_fds", "Maximum number of open file descriptors.", {},
+               static_cast<double>(limit.rlim_cur));
+  }
+}
+
+Poller::Poller(std::unique_ptr<SysfsReader> sysfs, PollerConfig config)
+    : sysfs_(std::move(sysfs)), config_(std::move(config)) {}
+
+std::shared_ptr<const Snapshot> Poller::Latest() const {
+  std::lock_guard lock(mu_);
+  return latest_;
+}
+
+std::shared_ptr<const Snapshot> Poller::Collect() {
+  std::unique_lock lock(mu_);
+  if (collecting_) {
+    uint64_t waiting_for = sequence_ + 1;
+    done_.wait(lock, [&] { return sequence_ >= waiting_for; });
+    return latest_;
+  }
+  collecting_ = true;
+  lock.unlock();
+  auto snapshot = CollectLocked();
+  lock.lock();
+  latest_ = snapshot;
+  sequence_ = snapshot->sequence;
+  collecting_ = false;
+  done_.notify_all();
+  return snapshot;
+}
+
+void Poller::TrackDevices(const Inventory& inventory) {
+  // A device that vanished, or came back as a new kernel object under the same name (driver
+  // reload), must not be read through descriptors of its old files.
+  std::map<std::string, uint64_t> current;
+  for (const auto& device : inventory.devices) {
+    struct stat st {};
+    std::string path = JoinPath(sysfs_->root(), device.dir);
+    current[device.name] = stat(path.c_str(), &st) == 0 ? st.st_ino : 0;
+  }
+  for (const auto& [name, identity] : device_identity_) {
+    auto it = current.find(name);
+    if (it == current.end()) {
+      LogInfo("RDMA device vanished", {{"device", name}});
+      sysfs_->CloseUnder(JoinPath("class/infiniband", name) + "/");
+    } else if (it->second != identity) {
+      LogInfo("RDMA device re-registered", {{"device", name}});
+      sysfs_->CloseUnder(JoinPath("class/infiniband", name) + "/");
+    }
+  }
+  for (const auto& [name, identity] : current) {
+    if (!device_identity_.count(name)) LogInfo("RDMA device found", {{"device", name}});
+  }
+  device_identity_ = std::move(current);
+}
+
+std::shared_ptr<const Snapshot> Poller::CollectLocked() {
+  auto poll_start = std::chrono::steady_clock::now();
+  MetricSink sink;
+
+  std::vector<DiscoveryError> discovery_errors;
+  Inventory inventory = DiscoverInventory(*sysfs_, config_.filter, &discovery_errors);
+  for (const auto& e : discovery_errors) {
+    errors_.Record("inventory", e.path, ErrnoReason(e.err), std::strerror(e.err));
+  }
+  TrackDevices(inventory);
+
+  for (auto& collector : config_.collectors) {
+    auto start = std::chrono::steady_clock::now();
+    CollectContext ctx(*sysfs_, errors_, collector->name());
+    bool ok = false;
+    try {
+      ok = collector->Collect(inventory, ctx, sink);
+    } catch (const std::exception& e) {
+      // Collectors do not throw by design; this is the last line of defence (e.g. bad_alloc).
+      LogError("collector failed", {{"collector", collector->name()}, {"error", e.what()}});
+    }
+    Labels labels = {{"collector", std::string(collector->name())}};
+    sink.Gauge("rdma_exporter_collector_duration_seconds",
+               "Time a collector took in the last poll.", labels, SecondsSince(start));
+    sink.Gauge("rdma_exporter_collector_success",
+               "1 if the collector ran in the last poll (individual unreadable files are counted "
+               "in rdma_exporter_read_errors_total instead), else 0.",
+               labels, ok ? 1 : 0);
+  }
+
+  for (const auto& [key, total] : errors_.Totals()) {
+    sink.Counter("rdma_exporter_read_errors_total",
+                 "sysfs reads that failed or could not be parsed, by collector and reason; each "
+                 "costs only the series of that file.",
+                 {{"collector", key.first}, {"reason", key.second}}, static_cast<double>(total));
+  }
+  sink.Gauge("rdma_exporter_build_info",
+             "Build information of rdma_exporter; value is always 1.",
+             {{"version", kVersion}, {"revision", kRevision}, {"compiler", kCompiler}}, 1);
+  sink.Gauge("rdma_exporter_devices", "RDMA devices seen in the last poll (after filters).", {},
+             static_cast<double>(inventory.devices.size()));
+  double now = WallClockSeconds();
+  sink.Gauge("rdma_exporter_last_poll_timestamp_seconds",
+             "Unix time at which the last poll finished.", {}, now);
+  sink.Gauge("rdma_exporter_poll_duration_seconds", "Time the last poll took.", {},
+             SecondsSince(poll_start));
+  if (config_.process_metrics) AddProcessMetrics(sink);
+
+  auto snapshot = std::make_shared<Snapshot>();
+  snapshot->families = sink.Take();
+  snapshot->text = RenderText(snapshot->families);
+  snapshot->gzip = Gzip(snapshot->text);
+  snapshot->timestamp_seconds = now;
+  {
+    std::lock_guard lock(mu_);
+    snapshot->sequence = sequence_ + 1;
+  }
+  sysfs_->SweepUnused();
+  return snapshot;
+}
+
+}  // namespace rdma_exporter

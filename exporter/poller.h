@@ -1,0 +1,71 @@
+// Poller: runs the enabled collectors, times each, and builds one immutable Snapshot whose text
+// (and gzip) is rendered once. Every scrape is served from the last Snapshot, so N Prometheus
+// replicas cost the node one poll. With poll interval 0 each scrape collects, and concurrent
+// scrapes share one collection.
+#pragma once
+
+#include <prometheus/metric_family.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "rdma_exporter/collector.h"
+#include "rdma_exporter/error_tracker.h"
+#include "rdma_exporter/inventory.h"
+#include "rdma_exporter/sysfs_reader.h"
+
+namespace rdma_exporter {
+
+struct Snapshot {
+  std::vector<prometheus::MetricFamily> families;
+  std::string text;
+  std::string gzip;
+  double timestamp_seconds = 0;
+  uint64_t sequence = 0;  // 1 for the first poll
+};
+
+struct PollerConfig {
+  std::vector<std::unique_ptr<Collector>> collectors;
+  DeviceFilter filter;
+  bool process_metrics = true;  // off in golden-file tests (values are not reproducible)
+};
+
+class Poller {
+ public:
+  Poller(std::unique_ptr<SysfsReader> sysfs, PollerConfig config);
+
+  // Runs one full collection and publishes it. Thread-safe; concurrent callers share one
+  // collection (the late ones wait for the running one and get its result).
+  std::shared_ptr<const Snapshot> Collect();
+  // The last published snapshot, or nullptr before the first poll.
+  std::shared_ptr<const Snapshot> Latest() const;
+
+ private:
+  std::shared_ptr<const Snapshot> CollectLocked();
+  void TrackDevices(const Inventory& inventory);
+
+  std::unique_ptr<SysfsReader> sysfs_;
+  PollerConfig config_;
+  ErrorTracker errors_;
+  std::map<std::string, uint64_t> device_identity_;  // name -> inode of its sysfs directory
+
+  mutable std::mutex mu_;
+  std::condition_variable done_;
+  bool collecting_ = false;
+  uint64_t sequence_ = 0;
+  std::shared_ptr<const Snapshot> latest_;
+};
+
+// gzip (RFC 1952) of data, for clients sending Accept-Encoding: gzip.
+std::string Gzip(const std::string& data);
+
+// Standard process_* metrics of the running process, from /proc/self.
+void AddProcessMetrics(MetricSink& sink);
+
+}  // namespace rdma_exporter

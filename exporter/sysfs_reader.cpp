@@ -1,0 +1,167 @@
+#include "rdma_exporter/sysfs_reader.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+
+#include "rdma_exporter/logging.h"
+
+namespace rdma_exporter {
+namespace {
+
+// sysfs attributes are at most one page; a few files (aer_dev_*) are a few hundred bytes.
+constexpr size_t kMaxFileSize = 64 * 1024;
+
+int ReadAll(int fd, std::string* out) {
+  out->resize(4096);
+  size_t filled = 0;
+  for (;;) {
+    ssize_t n = pread(fd, out->data() + filled, out->size() - filled, static_cast<off_t>(filled));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      int err = errno;
+      out->clear();
+      return err;
+    }
+    filled += static_cast<size_t>(n);
+    // sysfs returns a whole attribute in one read; a short read means end of file.
+    if (n == 0 || filled < out->size()) break;
+    if (out->size() >= kMaxFileSize) break;
+    out->resize(out->size() * 2);
+  }
+  out->resize(filled);
+  return 0;
+}
+
+}  // namespace
+
+std::string JoinPath(std::string_view a, std::string_view b) {
+  std::string path;
+  path.reserve(a.size() + b.size() + 1);
+  path.append(a);
+  if (!path.empty() && path.back() != '/') path.push_back('/');
+  path.append(b);
+  return path;
+}
+
+SysfsReader::SysfsReader(std::string root) : root_(std::move(root)) {
+  while (root_.size() > 1 && root_.back() == '/') root_.pop_back();
+}
+
+SysfsReader::~SysfsReader() {
+  for (auto& [path, file] : files_) close(file.fd);
+}
+
+int SysfsReader::ReadCached(const std::string& path, CachedFile* file, std::string* out) {
+  if (file->fd < 0) {
+    file->fd = open(JoinPath(root_, path).c_str(), O_RDONLY | O_CLOEXEC);
+    if (file->fd < 0) return errno;
+  }
+  return ReadAll(file->fd, out);
+}
+
+int SysfsReader::ReadFile(const std::string& path, std::string* out) {
+  auto it = files_.find(path);
+  if (it != files_.end()) {
+    it->second.last_used = generation_;
+    int err = ReadCached(path, &it->second, out);
+    // A cached descriptor of a removed-and-re-added device reads ENODEV: reopen once.
+    if (err == ENODEV || err == ESTALE) {
+      close(it->second.fd);
+      it->second.fd = -1;
+      err = ReadCached(path, &it->second, out);
+    }
+    if (err != 0 && it->second.fd >= 0 && err != EINVAL && err != EIO && err != EAGAIN) {
+      close(it->second.fd);
+      files_.erase(it);
+    }
+    return err;
+  }
+  int fd = open(JoinPath(root_, path).c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    int err = errno;
+    if (err == EMFILE || err == ENFILE) {
+      if (!fd_cache_full_) {
+        LogWarn("descriptor limit reached; further sysfs files are opened for each read",
+                {{"path", path}});
+        fd_cache_full_ = true;
+      }
+      // Free one cached descriptor and retry without caching.
+      if (!files_.empty()) {
+        auto victim = files_.begin();
+        close(victim->second.fd);
+        files_.erase(victim);
+      }
+      fd = open(JoinPath(root_, path).c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd < 0) return errno;
+      int read_err = ReadAll(fd, out);
+      close(fd);
+      return read_err;
+    }
+    return err;
+  }
+  int err = ReadAll(fd, out);
+  if (err != 0 && err != EINVAL && err != EIO && err != EAGAIN) {
+    close(fd);
+    return err;
+  }
+  // Keep the descriptor even when the read failed with EINVAL/EIO: the kernel re-evaluates the
+  // attribute on every read, so a later pread may succeed.
+  files_.emplace(path, CachedFile{fd, generation_});
+  return err;
+}
+
+int SysfsReader::ListDir(const std::string& path, std::vector<std::string>* names) {
+  names->clear();
+  DIR* dir = opendir(JoinPath(root_, path).c_str());
+  if (dir == nullptr) return errno;
+  while (dirent* entry = readdir(dir)) {
+    std::string_view name = entry->d_name;
+    if (name == "." || name == "..") continue;
+    names->emplace_back(name);
+  }
+  closedir(dir);
+  std::sort(names->begin(), names->end());
+  return 0;
+}
+
+int SysfsReader::ReadLink(const std::string& path, std::string* target) {
+  char buf[4096];
+  ssize_t n = readlink(JoinPath(root_, path).c_str(), buf, sizeof(buf));
+  if (n < 0) return errno;
+  target->assign(buf, static_cast<size_t>(n));
+  return 0;
+}
+
+bool SysfsReader::Exists(const std::string& path) {
+  return access(JoinPath(root_, path).c_str(), F_OK) == 0;
+}
+
+void SysfsReader::CloseUnder(std::string_view prefix) {
+  for (auto it = files_.begin(); it != files_.end();) {
+    if (std::string_view(it->first).substr(0, prefix.size()) == prefix) {
+      close(it->second.fd);
+      it = files_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+void SysfsReader::SweepUnused() {
+  for (auto it = files_.begin(); it != files_.end();) {
+    if (it->second.last_used < generation_) {
+      close(it->second.fd);
+      it = files_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  ++generation_;
+}
+
+}  // namespace rdma_exporter

@@ -1,0 +1,64 @@
+// The collector interface. One collector per data source, each in collectors/<name>.{h,cpp},
+// registered in one table (collectors/registry.cpp). A collector never throws: a failed read
+// costs only the series it would have produced and is reported through CollectContext.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "rdma_exporter/error_tracker.h"
+#include "rdma_exporter/inventory.h"
+#include "rdma_exporter/metrics.h"
+#include "rdma_exporter/sysfs_reader.h"
+
+namespace rdma_exporter {
+
+// What a collector gets for one collection.
+class CollectContext {
+ public:
+  CollectContext(SysfsReader& sysfs, ErrorTracker& errors, std::string_view collector)
+      : sysfs_(sysfs), errors_(errors), collector_(collector) {}
+
+  SysfsReader& sysfs() { return sysfs_; }
+  // Reads a file; on failure records the error (logged once per cause, counted) and returns
+  // false.
+  bool Read(const std::string& path, std::string* out);
+  // Like Read but a missing file (ENOENT) is normal and not recorded.
+  bool ReadOptional(const std::string& path, std::string* out);
+  // Records a failure for path: errno value (reason derived from it).
+  void ReadFailed(const std::string& path, int err);
+  // Records a file whose content could not be parsed.
+  void Malformed(const std::string& path, std::string_view content);
+  size_t failures() const { return failures_; }
+
+ private:
+  SysfsReader& sysfs_;
+  ErrorTracker& errors_;
+  std::string collector_;
+  size_t failures_ = 0;
+};
+
+class Collector {
+ public:
+  virtual ~Collector() = default;
+  virtual std::string_view name() const = 0;
+  virtual std::string_view description() const = 0;
+  virtual bool enabled_by_default() const { return true; }
+  // Adds this collector's samples for the inventory. Returns false if the collector as a whole
+  // failed (per-file failures are reported through ctx and do not make the collector fail).
+  virtual bool Collect(const Inventory& inventory, CollectContext& ctx, MetricSink& sink) = 0;
+};
+
+struct CollectorFactory {
+  std::string_view name;
+  std::string_view description;
+  bool enabled_by_default;
+  std::unique_ptr<Collector> (*create)();
+};
+
+// Every collector the binary knows, in a stable order.
+const std::vector<CollectorFactory>& CollectorRegistry();
+
+}  // namespace rdma_exporter

@@ -1,0 +1,59 @@
+// Inventory: the RDMA devices and ports of this node, discovered from sysfs.
+//
+// Rebuilt on every poll from /sys/class/infiniband (one directory listing plus a few cached
+// reads per port), so devices that appear or vanish are seen within one poll. The device
+// include/exclude filters are applied to the directory listing, before any file of an excluded
+// device is opened.
+#pragma once
+
+#include <optional>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "rdma_exporter/sysfs_reader.h"
+
+namespace rdma_exporter {
+
+struct PortInfo {
+  unsigned number = 0;
+  std::string dir;         // sysfs path of ports/<N>, relative to the sysfs root
+  std::string link_layer;  // "InfiniBand", "Ethernet" or "" if unreadable
+  std::string netdev;      // ibdev2netdev logic; empty when none
+};
+
+struct DeviceInfo {
+  std::string name;         // mlx5_0
+  std::string dir;          // class/infiniband/mlx5_0
+  std::string pci_address;  // 0000:3b:00.0, empty without a device/ link (rxe, SFs)
+  std::string physfn;       // parent PF's PCI address for an SR-IOV VF, else empty
+  bool has_pci_link = false;
+  bool has_hca_type = false;  // mlx5 (and mlx4): hw q-counters are 32-bit firmware values
+  std::vector<PortInfo> ports;
+};
+
+struct DeviceFilter {
+  std::optional<std::regex> include;
+  std::optional<std::regex> exclude;
+  bool Accepts(const std::string& device) const;
+};
+
+struct Inventory {
+  std::vector<DeviceInfo> devices;
+};
+
+// Discovers all devices. A device whose directory cannot be listed is skipped (and reported
+// through *errors as "<path>: <errno>" pairs so the caller can count them).
+struct DiscoveryError {
+  std::string path;
+  int err = 0;
+};
+Inventory DiscoverInventory(SysfsReader& sysfs, const DeviceFilter& filter,
+                            std::vector<DiscoveryError>* errors);
+
+// The netdev of a port, by the logic of Mellanox's ibdev2netdev: RoCE ports name it in
+// gid_attrs/ndevs/0; rxe names it in the device's `parent` file; IPoIB netdevs are matched by
+// the port GID's GUID against the last 8 bytes of the netdev's 20-byte hardware address.
+std::string FindNetdev(SysfsReader& sysfs, const DeviceInfo& device, const PortInfo& port);
+
+}  // namespace rdma_exporter

@@ -1,0 +1,58 @@
+// SysfsReader: the only code that touches the sysfs tree.
+//
+// Paths are relative to the root given by --path.sysfs (default /sys). Value files are kept open
+// between polls and re-read with pread(fd, buf, n, 0): the syscall floor is one pread per value.
+// Errors are returned as errno values, never thrown. Methods are virtual so tests can inject
+// faults (EINVAL, EIO, ...) that a fixture tree of plain files cannot produce.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace rdma_exporter {
+
+class SysfsReader {
+ public:
+  explicit SysfsReader(std::string root);
+  virtual ~SysfsReader();
+  SysfsReader(const SysfsReader&) = delete;
+  SysfsReader& operator=(const SysfsReader&) = delete;
+
+  const std::string& root() const { return root_; }
+
+  // Reads a whole (small) file into *out. Returns 0 or an errno value. The file descriptor stays
+  // cached for the next call; a cached descriptor that reports ENODEV/ESTALE (device removed and
+  // re-added) is reopened once.
+  virtual int ReadFile(const std::string& path, std::string* out);
+  // Sorted entry names of a directory, without "." and "..". Returns 0 or an errno value.
+  virtual int ListDir(const std::string& path, std::vector<std::string>* names);
+  // Target of a symbolic link, as stored. Returns 0 or an errno value.
+  virtual int ReadLink(const std::string& path, std::string* target);
+  virtual bool Exists(const std::string& path);
+
+  // Closes cached descriptors whose path starts with prefix (a device that vanished).
+  void CloseUnder(std::string_view prefix);
+  // Closes cached descriptors not used since the previous call: files of objects that went away.
+  void SweepUnused();
+  size_t cached_files() const { return files_.size(); }
+
+ private:
+  struct CachedFile {
+    int fd = -1;
+    uint64_t last_used = 0;
+  };
+  int ReadCached(const std::string& path, CachedFile* file, std::string* out);
+
+  std::string root_;
+  std::unordered_map<std::string, CachedFile> files_;
+  uint64_t generation_ = 1;
+  bool fd_cache_full_ = false;
+};
+
+// Joins sysfs path components with '/'.
+std::string JoinPath(std::string_view a, std::string_view b);
+
+}  // namespace rdma_exporter
