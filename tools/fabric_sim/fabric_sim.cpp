@@ -1,7 +1,9 @@
 #include "fabric_sim.h"
 
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -369,42 +371,79 @@ bool InRange(const Effect& e, uint64_t tick) {
 
 class TreeWriter {
  public:
-  void set_base(std::string base) { base_ = std::move(base); }
-  const std::string& base() const { return base_; }
+  TreeWriter() = default;
+  TreeWriter(const TreeWriter&) = delete;
+  TreeWriter& operator=(const TreeWriter&) = delete;
+  ~TreeWriter() { Reset(""); }
 
-  // Writes `content` to base/rel. Existing files are rewritten in place: open O_WRONLY,
-  // pwrite at offset 0, ftruncate — the inode never changes.
+  // Forgets everything (closing cached fds) and sets the base directory.
+  void Reset(std::string base) {
+    for (auto& [rel, fd] : fds_)
+      ::close(fd);
+    fds_.clear();
+    files_.clear();
+    links_.clear();
+    dirs_.clear();
+    base_ = std::move(base);
+    // Keep up to half of the fd limit open for files that are rewritten every tick.
+    struct rlimit rl;
+    fd_budget_ = 0;
+    if (::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
+      fd_budget_ = static_cast<size_t>(rl.rlim_cur / 2);
+    } else {
+      fd_budget_ = 4096;
+    }
+  }
+
+  // Writes `content` to base/rel. Existing files are rewritten in place: pwrite at offset 0,
+  // then ftruncate — the inode never changes. Files written more than once keep their fd
+  // open (within the budget) so later ticks skip the open/close.
   bool File(const std::string& rel, const std::string& content, std::string* error) {
     auto it = files_.find(rel);
     if (it != files_.end() && it->second == content) return true;
     if (it == files_.end() && !EnsureParent(rel, error)) return false;
     const std::string path = base_ + "/" + rel;
-    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-    if (fd < 0) return Fail("open " + path, error);
+    int fd = -1;
+    bool cached = false;
+    if (auto f = fds_.find(rel); f != fds_.end()) {
+      fd = f->second;
+      cached = true;
+    } else {
+      fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+      if (fd < 0) return Fail("open " + path, error);
+    }
     size_t off = 0;
+    bool ok = true;
+    std::string what;
     while (off < content.size()) {
       ssize_t n = ::pwrite(fd, content.data() + off, content.size() - off, static_cast<off_t>(off));
       if (n < 0) {
         if (errno == EINTR) continue;
-        int saved = errno;
-        ::close(fd);
-        errno = saved;
-        return Fail("pwrite " + path, error);
+        ok = false;
+        what = "pwrite " + path;
+        break;
       }
       off += static_cast<size_t>(n);
     }
-    if (::ftruncate(fd, static_cast<off_t>(content.size())) != 0) {
-      int saved = errno;
-      ::close(fd);
-      errno = saved;
-      return Fail("ftruncate " + path, error);
+    if (ok && ::ftruncate(fd, static_cast<off_t>(content.size())) != 0) {
+      ok = false;
+      what = "ftruncate " + path;
     }
-    ::close(fd);
+    const int saved = errno;
+    if (!ok || (!cached && (it == files_.end() || fds_.size() >= fd_budget_))) {
+      if (cached) fds_.erase(rel);
+      ::close(fd);
+    } else if (!cached) {
+      fds_.emplace(rel, fd);
+    }
+    if (!ok) {
+      errno = saved;
+      return Fail(what, error);
+    }
     files_[rel] = content;
     return true;
   }
 
-  // Creates base/rel as a symlink to `target` (relative). Replaces a stale link.
   bool Link(const std::string& rel, const std::string& target, std::string* error) {
     auto it = links_.find(rel);
     if (it != links_.end() && it->second == target) return true;
@@ -463,6 +502,11 @@ class TreeWriter {
   }
 
   void Forget(const std::string& rel) {
+    std::erase_if(fds_, [&](const auto& kv) {
+      if (!Under(kv.first, rel)) return false;
+      ::close(kv.second);
+      return true;
+    });
     std::erase_if(files_, [&](const auto& kv) { return Under(kv.first, rel); });
     std::erase_if(links_, [&](const auto& kv) { return Under(kv.first, rel); });
     std::erase_if(dirs_, [&](const std::string& d) { return Under(d, rel); });
@@ -472,6 +516,8 @@ class TreeWriter {
   std::unordered_map<std::string, std::string> files_;
   std::unordered_map<std::string, std::string> links_;
   std::unordered_set<std::string> dirs_;
+  std::unordered_map<std::string, int> fds_;
+  size_t fd_budget_ = 0;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -598,7 +644,7 @@ struct FabricSim::State {
     return pf % 2 == 1;
   }
 
-  void InitCounters(Port& p) {
+  void InitCounters(Port& p, bool with_history) {
     p.counters.clear();
     if (mlx5()) {
       for (const CounterDef& d : kPmaCounters) {
@@ -612,18 +658,40 @@ struct FabricSim::State {
         p.counters[std::string("hw_counters/") + d.name] = Counter{0, d.bits, d.overflow, false};
       }
     }
-    // Start from a plausible non-zero history so rates/deltas look real from the first scrape.
-    for (auto& [key, c] : p.counters) {
-      if (key.find("data") != std::string::npos || key.find("packets") != std::string::npos ||
-          key == "hw_counters/rx_write_requests" || key == "hw_counters/rx_read_requests" ||
-          key == "hw_counters/sent_pkts" || key == "hw_counters/rcvd_pkts") {
-        c.Set(p.rng.Uniform(1000000, 100000000));
-      }
-    }
     p.carrier_up = 1;
     p.carrier_down = 1;
     p.up = true;
     p.half_width = false;
+    if (!with_history) return;  // freshly (re-)probed device: everything starts at zero
+    // Start from a plausible history (the port has been up for a while) so rates and deltas
+    // look real from the first scrape. Error counters start at zero.
+    const auto uptime = static_cast<double>(p.rng.Uniform(3600, 7 * 86400));
+    const auto tx = static_cast<uint64_t>(p.tx_rate * uptime);
+    const auto rx = static_cast<uint64_t>(p.rx_rate * uptime);
+    const auto set = [&](const char* key, uint64_t v) {
+      auto it = p.counters.find(key);
+      if (it != p.counters.end()) it->second.Add(v);  // Add: wraps/saturates like the HW
+    };
+    if (mlx5()) {
+      const uint64_t mc = static_cast<uint64_t>(uptime) / 100;
+      set("counters/port_xmit_data", tx / 4);
+      set("counters/port_rcv_data", rx / 4);
+      set("counters/unicast_xmit_packets", tx / 4096);
+      set("counters/unicast_rcv_packets", rx / 4096);
+      set("counters/multicast_xmit_packets", mc);
+      set("counters/multicast_rcv_packets", mc);
+      set("counters/port_xmit_packets", tx / 4096 + mc);
+      set("counters/port_rcv_packets", rx / 4096 + mc);
+      set("counters/port_xmit_wait", static_cast<uint64_t>(uptime) * 1000);
+      set("hw_counters/rx_write_requests", rx / 4096 * 6 / 10);
+      set("hw_counters/rx_read_requests", rx / 4096 / 10);
+      set("hw_counters/rx_atomic_requests", static_cast<uint64_t>(uptime) * 10);
+    } else {
+      set("hw_counters/sent_pkts", tx / 1024);
+      set("hw_counters/rcvd_pkts", rx / 1024);
+      set("hw_counters/rdma_sends", tx / 1024 / 4);
+      set("hw_counters/rdma_recvs", rx / 1024 / 4);
+    }
   }
 
   void ResetDevice(Device& d) {
@@ -633,9 +701,7 @@ struct FabricSim::State {
     d.downtrained = false;
     for (Port& p : d.ports) {
       p.rng = Rng(MixSeed(cfg.seed, (static_cast<uint64_t>(d.index) << 16) + p.num));
-      // Keep the rng moving on re-probe so the new history differs from the first one.
-      p.rng.Next();
-      InitCounters(p);
+      InitCounters(p, /*with_history=*/false);
     }
     ApplyInitialSets(d);
   }
@@ -664,7 +730,7 @@ struct FabricSim::State {
         const int bus = 0x18 + slot * 3;
         d.pci = Fmt("%04x:%02x:00.%x", domain, bus, d.vf ? d.vf_index + 1 : 0);
         d.pci_rel = "devices/" + d.domain_dir + "/" + d.rootport + "/" + d.pci;
-        d.node_guid = 0xb8cef60300000000ULL | (0xa00000ULL + static_cast<uint64_t>(i) * 0x100);
+        d.node_guid = 0xb8cef60300000000ULL | (0xa10044ULL + static_cast<uint64_t>(i) * 0x100);
       } else {
         d.name = "rxe" + std::to_string(i);
         d.pci = "virtio" + std::to_string(i);
@@ -710,7 +776,7 @@ struct FabricSim::State {
           p.tx_rate = 1e8 + p.rng.Unit() * 9e8;
           p.rx_rate = 1e8 + p.rng.Unit() * 9e8;
         }
-        InitCounters(p);
+        InitCounters(p, /*with_history=*/true);
         d.ports.push_back(std::move(p));
       }
       if (!mlx5()) d.node_guid = d.ports[0].guid;
@@ -1191,7 +1257,6 @@ struct FabricSim::State {
 
 FabricSim::FabricSim(SimConfig config) : state_(std::make_unique<State>()) {
   state_->cfg = std::move(config);
-  state_->writer.set_base(state_->cfg.root + "/sys");
 }
 
 FabricSim::~FabricSim() = default;
@@ -1242,8 +1307,18 @@ bool FabricSim::WriteInitialTree(std::string* error) {
     return false;
   }
   const std::string sys = c.root + "/sys";
-  s.writer = TreeWriter();
-  s.writer.set_base(sys);
+  s.writer.Reset(sys);
+  // Safety: never touch a real sysfs (e.g. --root /).
+  struct statfs sfs;
+  if (::statfs(sys.c_str(), &sfs) == 0 && static_cast<uint64_t>(sfs.f_type) == 0x62656572ULL) {
+    *error = "refusing to overwrite " + sys + ": it is a real sysfs mount";
+    return false;
+  }
+  if (fs::weakly_canonical(sys, ec) == fs::path("/sys")) {
+    *error = "refusing to overwrite /sys";
+    return false;
+  }
+  ec.clear();
   fs::remove_all(sys, ec);
   if (ec) {
     *error = "remove " + sys + ": " + ec.message();
@@ -1503,6 +1578,7 @@ bool ParseSimArgs(int argc, char** argv, SimConfig* config, int* ticks, std::str
                std::to_string(count - 1);
       return false;
     }
+    c.fault_device = (mlx5 ? "mlx5_" : "rxe") + std::to_string(idx);
   }
   *config = c;
   *ticks = t;

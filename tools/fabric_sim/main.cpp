@@ -1,6 +1,8 @@
 // rdma_fabric_sim: writes and animates a fake RDMA sysfs tree. See README.md.
 #include <signal.h>
+#include <sys/resource.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -33,6 +35,13 @@ int main(int argc, char** argv) {
   if (!ParseSimArgs(argc, argv, &config, &ticks, &error)) {
     std::fprintf(stderr, "rdma_fabric_sim: %s\n", error.c_str());
     return 2;
+  }
+
+  // The simulator keeps files that change every tick open; allow it plenty of fds.
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+    rl.rlim_cur = rl.rlim_max == RLIM_INFINITY ? 65536 : std::min<rlim_t>(rl.rlim_max, 65536);
+    setrlimit(RLIMIT_NOFILE, &rl);
   }
 
   FabricSim sim(config);
