@@ -152,7 +152,7 @@ bool PortCountersCollector::Collect(const Inventory& inventory, CollectContext& 
         }
         if (reading.width == 0 || reading.width > 32) continue;
         uint64_t all_ones = (uint64_t{1} << reading.width) - 1;
-        sink.Gauge("rdma_port_counter_saturated",
+        sink.Gauge("rdma_port_counters_saturated",
                    "1 while a PMA counter sits at the all-ones value of its IBTA width (it stops "
                    "counting there until cleared), else 0.",
                    With(labels, "counter", file), reading.value >= all_ones ? 1 : 0);

@@ -1,5 +1,5 @@
 // counters: the IB PMA PortCounters files of ports/<N>/counters/ (and the legacy counters_ext/)
-// as rdma_port_<name>_total, data counters in bytes, plus rdma_port_counter_saturated for
+// as rdma_port_<name>_total, data counters in bytes, plus rdma_port_counters_saturated for
 // counters stuck at the all-ones value of their IBTA width (PMA counters saturate, not wrap).
 #pragma once
 

@@ -1,0 +1,243 @@
+// Binary tests: the built rdma_exporter (and rdma_fabric_sim) as separate processes, scraped
+// over HTTP on 127.0.0.1, output linted with promtool. Every process is stopped by its PID.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <thread>
+
+#include "process.h"
+#include "test_util.h"
+
+namespace fs = std::filesystem;
+
+namespace rdma_exporter::testing {
+namespace {
+
+const std::string kExporter = RDMA_EXPORTER_BIN;
+const std::string kSimulator = RDMA_FABRIC_SIM_BIN;
+
+// A running exporter on a free loopback port, ready (first poll done) when constructed.
+class Exporter {
+ public:
+  explicit Exporter(std::vector<std::string> flags) {
+    for (int attempt = 0; attempt < 5; ++attempt) {
+      port_ = FreeLoopbackPort();
+      std::vector<std::string> argv = {kExporter,
+                                       "--web.listen-address=127.0.0.1:" + std::to_string(port_)};
+      argv.insert(argv.end(), flags.begin(), flags.end());
+      process_ = std::make_unique<Process>(argv);
+      if (WaitReady(port_, std::chrono::seconds(15))) return;
+      // Lost the race for the port to another test: try another one.
+      if (process_->Running()) break;
+    }
+    ADD_FAILURE() << "exporter did not become ready; stderr:\n" << process_->stderr_text();
+  }
+  int port() const { return port_; }
+  Process& process() { return *process_; }
+  std::string Metrics() { return HttpGet(port_, "/metrics").body; }
+
+ private:
+  int port_ = 0;
+  std::unique_ptr<Process> process_;
+};
+
+// Value of the first sample line that starts with `series` (name plus labels), or -1.
+double SampleValue(const std::string& text, const std::string& series) {
+  size_t pos = text.find("\n" + series + " ");
+  if (pos == std::string::npos) return -1;
+  return std::stod(text.substr(pos + series.size() + 2));
+}
+
+void ExpectPromtoolClean(const std::string& text) {
+  std::string output;
+  int rc = RunCommand({"promtool", "check", "metrics"}, &output, text);
+  EXPECT_EQ(rc, 0) << "promtool check metrics:\n" << output;
+}
+
+TEST(Binary, ServesRxeCaptureMetricsThatPassPromtool) {
+  Exporter exporter({"--path.sysfs=" + RxeCaptureSysfs()});
+  HttpResponse r = HttpGet(exporter.port(), "/metrics");
+  ASSERT_EQ(r.status, 200);
+  EXPECT_EQ(r.headers["content-type"], "text/plain; version=0.0.4; charset=utf-8");
+  EXPECT_NE(r.body.find("rdma_port_up{device=\"rxe0\",port=\"1\"} 1"), std::string::npos);
+  EXPECT_NE(r.body.find("rdma_hw_rdma_sends_total{device=\"rxe0\",port=\"1\"} 3110"),
+            std::string::npos);
+  EXPECT_NE(r.body.find("process_resident_memory_bytes "), std::string::npos);
+  EXPECT_NE(r.body.find("rdma_exporter_build_info{"), std::string::npos);
+  ExpectPromtoolClean(r.body);
+}
+
+TEST(Binary, CompressesWithGzipOnlyWhenAsked) {
+  Exporter exporter({"--path.sysfs=" + RxeCaptureSysfs(), "--poll-interval=1h"});
+  HttpResponse plain = HttpGet(exporter.port(), "/metrics");
+  HttpResponse gz = HttpGet(exporter.port(), "/metrics", {{"Accept-Encoding", "gzip, deflate"}});
+  HttpResponse refused = HttpGet(exporter.port(), "/metrics", {{"Accept-Encoding", "gzip;q=0"}});
+  ASSERT_EQ(gz.status, 200);
+  EXPECT_EQ(plain.headers.count("content-encoding"), 0u);
+  EXPECT_EQ(gz.headers["content-encoding"], "gzip");
+  EXPECT_EQ(refused.headers.count("content-encoding"), 0u);
+  EXPECT_LT(gz.body.size(), plain.body.size());
+  EXPECT_EQ(Gunzip(gz.body), plain.body);
+}
+
+TEST(Binary, ServesHealthReadinessLandingPageAndNotFound) {
+  Exporter exporter({"--path.sysfs=" + RxeCaptureSysfs()});
+  HttpResponse healthy = HttpGet(exporter.port(), "/-/healthy");
+  EXPECT_EQ(healthy.status, 200);
+  EXPECT_EQ(HttpGet(exporter.port(), "/-/ready").status, 200);
+  HttpResponse landing = HttpGet(exporter.port(), "/");
+  ASSERT_EQ(landing.status, 200);
+  EXPECT_NE(landing.body.find("<table>"), std::string::npos);
+  EXPECT_NE(landing.body.find("href=\"/metrics\""), std::string::npos);
+  // One row per port with state, rate and netdev.
+  EXPECT_NE(landing.body.find("<td>rxe1</td><td>1</td><td>Ethernet</td><td class=\"up\">ACTIVE"),
+            std::string::npos)
+      << landing.body;
+  EXPECT_NE(landing.body.find("2.5 Gb/s"), std::string::npos);
+  EXPECT_NE(landing.body.find("<td>eth1</td>"), std::string::npos);
+  EXPECT_EQ(HttpGet(exporter.port(), "/nope").status, 404);
+  EXPECT_EQ(HttpGet(exporter.port(), "/metrics", {}, "POST").status, 405);
+}
+
+TEST(Binary, CustomTelemetryPath) {
+  Exporter exporter({"--path.sysfs=" + RxeCaptureSysfs(), "--web.telemetry-path=/rdma"});
+  EXPECT_EQ(HttpGet(exporter.port(), "/rdma").status, 200);
+  EXPECT_EQ(HttpGet(exporter.port(), "/metrics").status, 404);
+}
+
+TEST(Binary, WrongFlagsExitTwoWithOneLine) {
+  for (std::string flag : {"--bogus", "--poll-interval=abc", "--log.format=xml",
+                           "--device-include=(", "--no-collector.nosuch", "--web.listen-address=x"}) {
+    std::string output;
+    int rc = RunCommand({kExporter, flag}, &output);
+    EXPECT_EQ(rc, 2) << flag;
+    EXPECT_EQ(std::count(output.begin(), output.end(), '\n'), 1) << output;
+    EXPECT_EQ(output.rfind("rdma_exporter: ", 0), 0u) << output;
+  }
+}
+
+TEST(Binary, VersionAndHelpExitZero) {
+  std::string output;
+  EXPECT_EQ(RunCommand({kExporter, "--version"}, &output), 0);
+  EXPECT_NE(output.find("rdma_exporter, version "), std::string::npos);
+  EXPECT_EQ(RunCommand({kExporter, "--help"}, &output), 0);
+  EXPECT_NE(output.find("--collector.hw_counters"), std::string::npos);
+}
+
+TEST(Binary, PortInUseIsAClearError) {
+  Exporter first({"--path.sysfs=" + RxeCaptureSysfs()});
+  std::string output;
+  int rc = RunCommand({kExporter, "--path.sysfs=" + RxeCaptureSysfs(),
+                       "--web.listen-address=127.0.0.1:" + std::to_string(first.port())},
+                      &output);
+  EXPECT_EQ(rc, 1);
+  EXPECT_NE(output.find("cannot start HTTP server"), std::string::npos) << output;
+}
+
+TEST(Binary, PollIntervalZeroCollectsOnEveryScrape) {
+  TempDir dir;
+  fs::copy(RxeCaptureSysfs(), dir.path(),
+           fs::copy_options::recursive | fs::copy_options::copy_symlinks);
+  std::string counter = dir.path() + "/devices/virtual/infiniband/rxe1/ports/1/hw_counters/rdma_sends";
+  Exporter on_scrape({"--path.sysfs=" + dir.path(), "--poll-interval=0"});
+  Exporter polled({"--path.sysfs=" + dir.path(), "--poll-interval=1h"});
+  std::string series = "rdma_hw_rdma_sends_total{device=\"rxe1\",port=\"1\"}";
+  EXPECT_EQ(SampleValue(on_scrape.Metrics(), series), 200);
+  EXPECT_EQ(SampleValue(polled.Metrics(), series), 200);
+  { std::fstream(counter, std::ios::in | std::ios::out) << "201\n"; }
+  EXPECT_EQ(SampleValue(on_scrape.Metrics(), series), 201);
+  EXPECT_EQ(SampleValue(polled.Metrics(), series), 200);  // served from the last poll
+}
+
+TEST(Binary, DeviceFiltersSelectDevices) {
+  Exporter only0({"--path.sysfs=" + RxeCaptureSysfs(), "--device-include=rxe0"});
+  std::string text = only0.Metrics();
+  EXPECT_NE(text.find("device=\"rxe0\""), std::string::npos);
+  EXPECT_EQ(text.find("device=\"rxe1\""), std::string::npos);
+  Exporter not0({"--path.sysfs=" + RxeCaptureSysfs(), "--device-exclude=rxe0"});
+  text = not0.Metrics();
+  EXPECT_EQ(text.find("device=\"rxe0\""), std::string::npos);
+  EXPECT_NE(text.find("device=\"rxe1\""), std::string::npos);
+}
+
+TEST(Binary, DisabledCollectorIsAbsent) {
+  Exporter exporter({"--path.sysfs=" + RxeCaptureSysfs(), "--no-collector.hw_counters"});
+  std::string text = exporter.Metrics();
+  EXPECT_EQ(text.find("rdma_hw_"), std::string::npos);
+  EXPECT_EQ(text.find("collector=\"hw_counters\""), std::string::npos);
+  EXPECT_NE(text.find("rdma_port_up"), std::string::npos);
+}
+
+TEST(Binary, JsonLogsAreOneObjectPerLine) {
+  Exporter exporter({"--path.sysfs=" + RxeCaptureSysfs(), "--log.format=json"});
+  exporter.process().Stop();
+  std::istringstream lines(exporter.process().stderr_text());
+  std::string line;
+  int count = 0;
+  while (std::getline(lines, line)) {
+    ++count;
+    EXPECT_EQ(line.front(), '{') << line;
+    EXPECT_EQ(line.back(), '}') << line;
+    EXPECT_NE(line.find("\"level\":"), std::string::npos) << line;
+  }
+  EXPECT_GE(count, 3);
+}
+
+TEST(Binary, StopsCleanlyOnSigterm) {
+  Exporter exporter({"--path.sysfs=" + RxeCaptureSysfs()});
+  EXPECT_EQ(exporter.process().Stop(), 0);
+}
+
+// The demo fabric: the simulator keeps a tree moving and the exporter shows it.
+TEST(Binary, DemoFabricMetricsMoveAndPassPromtool) {
+  TempDir dir;
+  Process sim({kSimulator, "--root", dir.path(), "--interval", "200ms"});
+  std::string sys = dir.path() + "/sys";
+  for (int i = 0; i < 100 && !fs::exists(sys + "/class/infiniband/mlx5_0"); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  Exporter exporter({"--path.sysfs=" + sys, "--poll-interval=200ms"});
+  std::string first = exporter.Metrics();
+  std::string series = "rdma_port_data_transmitted_bytes_total{device=\"mlx5_0\",port=\"1\"}";
+  double before = SampleValue(first, series);
+  ASSERT_GT(before, 0) << first.substr(0, 2000);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+  std::string second = exporter.Metrics();
+  EXPECT_GT(SampleValue(second, series), before);
+  EXPECT_NE(second.find("rdma_port_info{device=\"mlx5_0\",port=\"1\",link_layer=\"Ethernet\""),
+            std::string::npos);
+  EXPECT_NE(second.find("link_layer=\"InfiniBand\""), std::string::npos);
+  EXPECT_NE(std::regex_search(second, std::regex("rdma_device_info\\{[^}]*physfn=\"0000:")), false);
+  EXPECT_EQ(SampleValue(second, "rdma_exporter_read_errors_total"), -1) << "unexpected read errors";
+  ExpectPromtoolClean(second);
+  EXPECT_EQ(sim.Stop(), 0);
+}
+
+TEST(Binary, VanishedDeviceDisappearsAndReturnsWithoutRestart) {
+  TempDir dir;
+  Process sim({kSimulator, "--root", dir.path(), "--interval", "400ms", "--scenario", "vanish",
+               "--fault-device", "mlx5_1"});
+  std::string sys = dir.path() + "/sys";
+  for (int i = 0; i < 100 && !fs::exists(sys + "/class/infiniband/mlx5_1"); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  Exporter exporter({"--path.sysfs=" + sys, "--poll-interval=100ms"});
+  auto has_device = [&] { return exporter.Metrics().find("device=\"mlx5_1\"") != std::string::npos; };
+  auto wait_for = [&](bool want) {
+    for (int i = 0; i < 100; ++i) {
+      if (has_device() == want) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return false;
+  };
+  EXPECT_TRUE(wait_for(false)) << "mlx5_1 never vanished";
+  EXPECT_NE(exporter.Metrics().find("device=\"mlx5_0\""), std::string::npos);
+  EXPECT_TRUE(wait_for(true)) << "mlx5_1 never came back";
+  EXPECT_TRUE(exporter.process().Running());
+  sim.Stop();
+}
+
+}  // namespace
+}  // namespace rdma_exporter::testing

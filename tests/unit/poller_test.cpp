@@ -1,0 +1,198 @@
+#include "poller.h"
+
+#include <gtest/gtest.h>
+#include <zlib.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "hw_counters.h"
+#include "port_state.h"
+#include "test_util.h"
+
+namespace fs = std::filesystem;
+
+namespace rdma_exporter {
+namespace {
+
+using testing::FaultyReader;
+using testing::RxeCaptureSysfs;
+using testing::TempDir;
+
+PollerConfig AllCollectors() {
+  PollerConfig config;
+  for (const auto& f : CollectorRegistry()) config.collectors.push_back(f.create());
+  config.process_metrics = false;
+  return config;
+}
+
+// Exposition text without the families whose values depend on timing.
+std::string StableText(const std::string& text) {
+  std::istringstream in(text);
+  std::ostringstream out;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.find("rdma_exporter_collector_duration_seconds") != std::string::npos ||
+        line.find("rdma_exporter_last_poll_timestamp_seconds") != std::string::npos ||
+        line.find("rdma_exporter_poll_duration_seconds") != std::string::npos ||
+        line.find("rdma_exporter_build_info") != std::string::npos) {
+      continue;
+    }
+    out << line << "\n";
+  }
+  return out.str();
+}
+
+void ExpectMatchesGolden(const std::string& text, const std::string& name) {
+  std::string path = std::string(RDMA_TEST_GOLDEN) + "/" + name;
+  if (std::getenv("UPDATE_GOLDEN") != nullptr) {
+    std::ofstream(path) << text;
+    GTEST_SKIP() << "golden file rewritten: " << path;
+  }
+  std::ifstream in(path);
+  ASSERT_TRUE(in) << "missing golden file " << path << " (run with UPDATE_GOLDEN=1)";
+  std::string golden((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, golden) << "exposition differs from " << path;
+}
+
+TEST(Poller, NoSnapshotBeforeTheFirstPoll) {
+  Poller poller(std::make_unique<SysfsReader>(RxeCaptureSysfs()), AllCollectors());
+  EXPECT_EQ(poller.Latest(), nullptr);
+  auto snapshot = poller.Collect();
+  ASSERT_NE(snapshot, nullptr);
+  EXPECT_EQ(snapshot->sequence, 1u);
+  EXPECT_EQ(poller.Latest(), snapshot);
+}
+
+TEST(Poller, RxeCaptureExpositionMatchesGolden) {
+  Poller poller(std::make_unique<SysfsReader>(RxeCaptureSysfs()), AllCollectors());
+  ExpectMatchesGolden(StableText(poller.Collect()->text), "rxe-capture.prom");
+}
+
+TEST(Poller, GzipBodyInflatesToTheText) {
+  Poller poller(std::make_unique<SysfsReader>(RxeCaptureSysfs()), AllCollectors());
+  auto snapshot = poller.Collect();
+  ASSERT_FALSE(snapshot->gzip.empty());
+  EXPECT_LT(snapshot->gzip.size(), snapshot->text.size());
+  z_stream zs{};
+  ASSERT_EQ(inflateInit2(&zs, 15 + 16), Z_OK);
+  std::string out(snapshot->text.size() + 16, '\0');
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(snapshot->gzip.data()));
+  zs.avail_in = static_cast<uInt>(snapshot->gzip.size());
+  zs.next_out = reinterpret_cast<Bytef*>(out.data());
+  zs.avail_out = static_cast<uInt>(out.size());
+  EXPECT_EQ(inflate(&zs, Z_FINISH), Z_STREAM_END);
+  out.resize(zs.total_out);
+  inflateEnd(&zs);
+  EXPECT_EQ(out, snapshot->text);
+}
+
+// A collector that takes a while and counts how often it ran.
+class SlowCollector : public Collector {
+ public:
+  explicit SlowCollector(std::atomic<int>* runs) : runs_(runs) {}
+  std::string_view name() const override { return "slow"; }
+  std::string_view description() const override { return "test"; }
+  bool Collect(const Inventory&, CollectContext&, MetricSink& sink) override {
+    ++*runs_;
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    sink.Gauge("rdma_test_runs", "runs", {}, *runs_);
+    return true;
+  }
+
+ private:
+  std::atomic<int>* runs_;
+};
+
+TEST(Poller, ConcurrentCollectsShareOneCollection) {
+  std::atomic<int> runs{0};
+  PollerConfig config;
+  config.collectors.push_back(std::make_unique<SlowCollector>(&runs));
+  config.process_metrics = false;
+  Poller poller(std::make_unique<SysfsReader>(RxeCaptureSysfs()), std::move(config));
+  std::vector<std::thread> threads;
+  std::vector<uint64_t> sequences(6);
+  for (size_t i = 0; i < sequences.size(); ++i) {
+    threads.emplace_back([&, i] { sequences[i] = poller.Collect()->sequence; });
+    if (i == 0) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  for (auto& t : threads) t.join();
+  // The first collection is running when the other five arrive: they all get its result.
+  EXPECT_EQ(runs.load(), 1);
+  EXPECT_EQ(std::set<uint64_t>(sequences.begin(), sequences.end()).size(), 1u);
+}
+
+TEST(Poller, AFailingFileCostsOnlyItsSeriesAndIsCounted) {
+  auto reader = std::make_unique<FaultyReader>(RxeCaptureSysfs());
+  reader->read_faults["class/infiniband/rxe0/ports/1/hw_counters/rdma_sends"] = EIO;
+  reader->read_faults["class/infiniband/rxe1/ports/1/state"] = EINVAL;
+  Poller poller(std::move(reader), AllCollectors());
+  std::string text = poller.Collect()->text;
+  EXPECT_EQ(text.find("rdma_hw_rdma_sends_total{device=\"rxe0\""), std::string::npos);
+  EXPECT_NE(text.find("rdma_hw_rdma_sends_total{device=\"rxe1\",port=\"1\"} 200"),
+            std::string::npos);
+  EXPECT_NE(text.find("rdma_hw_rdma_recvs_total{device=\"rxe0\",port=\"1\"} 3110"),
+            std::string::npos);
+  EXPECT_EQ(text.find("rdma_port_state{device=\"rxe1\""), std::string::npos);
+  EXPECT_EQ(text.find("rdma_port_up{device=\"rxe1\""), std::string::npos);
+  EXPECT_NE(text.find("rdma_port_state{device=\"rxe0\",port=\"1\"} 4"), std::string::npos);
+  EXPECT_NE(text.find("rdma_exporter_read_errors_total{collector=\"hw_counters\",reason=\"io\"} 1"),
+            std::string::npos);
+  EXPECT_NE(text.find("rdma_exporter_read_errors_total{collector=\"port\",reason=\"invalid\"} 1"),
+            std::string::npos);
+  EXPECT_NE(text.find("rdma_exporter_collector_success{collector=\"hw_counters\"} 1"),
+            std::string::npos);
+}
+
+TEST(Poller, ReRegisteredDeviceIsReadThroughNewFiles) {
+  TempDir dir;
+  fs::copy(RxeCaptureSysfs(), dir.path(), fs::copy_options::recursive |
+                                              fs::copy_options::copy_symlinks);
+  Poller poller(std::make_unique<SysfsReader>(dir.path()), AllCollectors());
+  EXPECT_NE(poller.Collect()->text.find("rdma_hw_rdma_sends_total{device=\"rxe1\",port=\"1\"} 200"),
+            std::string::npos);
+  // Replace rxe1 by a copy with a different counter (new inodes, as a driver reload gives).
+  std::string dev = dir.path() + "/devices/virtual/infiniband/rxe1";
+  fs::copy(dev, dev + ".new", fs::copy_options::recursive | fs::copy_options::copy_symlinks);
+  fs::remove_all(dev);
+  fs::rename(dev + ".new", dev);
+  std::ofstream(dev + "/ports/1/hw_counters/rdma_sends") << "7\n";
+  EXPECT_NE(poller.Collect()->text.find("rdma_hw_rdma_sends_total{device=\"rxe1\",port=\"1\"} 7"),
+            std::string::npos);
+}
+
+TEST(Poller, VanishedDeviceSeriesDisappearAndReturn) {
+  TempDir dir;
+  fs::copy(RxeCaptureSysfs(), dir.path(), fs::copy_options::recursive |
+                                              fs::copy_options::copy_symlinks);
+  Poller poller(std::make_unique<SysfsReader>(dir.path()), AllCollectors());
+  EXPECT_NE(poller.Collect()->text.find("device=\"rxe1\""), std::string::npos);
+  fs::rename(dir.path() + "/class/infiniband/rxe1", dir.path() + "/rxe1.link");
+  std::string text = poller.Collect()->text;
+  EXPECT_EQ(text.find("device=\"rxe1\""), std::string::npos);
+  EXPECT_NE(text.find("device=\"rxe0\""), std::string::npos);
+  EXPECT_NE(text.find("rdma_exporter_devices 1"), std::string::npos);
+  fs::rename(dir.path() + "/rxe1.link", dir.path() + "/class/infiniband/rxe1");
+  EXPECT_NE(poller.Collect()->text.find("rdma_port_up{device=\"rxe1\",port=\"1\"} 1"),
+            std::string::npos);
+}
+
+TEST(Poller, ExcludedDeviceIsNeverRead) {
+  auto reader = std::make_unique<FaultyReader>(RxeCaptureSysfs());
+  FaultyReader* raw = reader.get();
+  PollerConfig config = AllCollectors();
+  config.filter.exclude.emplace("rxe1");
+  Poller poller(std::move(reader), std::move(config));
+  std::string text = poller.Collect()->text;
+  EXPECT_EQ(text.find("device=\"rxe1\""), std::string::npos);
+  for (const auto& path : raw->reads) {
+    EXPECT_EQ(path.find("rxe1"), std::string::npos) << path;
+  }
+}
+
+}  // namespace
+}  // namespace rdma_exporter

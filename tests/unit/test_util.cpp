@@ -1,0 +1,110 @@
+#include "test_util.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <stdexcept>
+
+namespace fs = std::filesystem;
+
+namespace rdma_exporter::testing {
+
+std::string FixturePath(const std::string& name) {
+  return std::string(RDMA_TEST_FIXTURES) + "/" + name;
+}
+
+TempDir::TempDir() {
+  std::string tmpl = (fs::temp_directory_path() / "rdma-test-XXXXXX").string();
+  if (mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+  path_ = tmpl;
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  fs::remove_all(path_, ec);
+}
+
+void TempDir::Write(const std::string& relative, const std::string& content) const {
+  fs::path p = fs::path(path_) / relative;
+  fs::create_directories(p.parent_path());
+  std::ofstream(p) << content;
+}
+
+void TempDir::Symlink(const std::string& relative, const std::string& target) const {
+  fs::path p = fs::path(path_) / relative;
+  fs::create_directories(p.parent_path());
+  fs::create_symlink(target, p);
+}
+
+void TempDir::Remove(const std::string& relative) const {
+  fs::remove_all(fs::path(path_) / relative);
+}
+
+std::string RxeCaptureSysfs() {
+  static std::once_flag once;
+  static std::string root;
+  std::call_once(once, [] {
+    static TempDir dir;  // lives until the test process exits
+    std::string archive = std::string(RDMA_SHARED_FIXTURES) + "/rxe-6.1-capture.tar.gz";
+    if (!fs::exists(archive)) archive = FixturePath("rxe-6.1-capture.tar.gz");
+    std::string cmd = "tar -xzf '" + archive + "' -C '" + dir.path() + "'";
+    if (std::system(cmd.c_str()) != 0) throw std::runtime_error("cannot unpack " + archive);
+    root = dir.path() + "/rxe-capture/sys-after/sys";
+  });
+  return root;
+}
+
+int FaultyReader::ReadFile(const std::string& path, std::string* out) {
+  reads.push_back(path);
+  auto it = read_faults.find(path);
+  if (it != read_faults.end()) {
+    out->clear();
+    return it->second;
+  }
+  return SysfsReader::ReadFile(path, out);
+}
+
+CollectResult RunCollector(Collector& collector, SysfsReader& sysfs, const DeviceFilter& filter) {
+  std::vector<DiscoveryError> discovery_errors;
+  Inventory inventory = DiscoverInventory(sysfs, filter, &discovery_errors);
+  ErrorTracker errors;
+  CollectContext ctx(sysfs, errors, collector.name());
+  MetricSink sink;
+  collector.Collect(inventory, ctx, sink);
+  return {sink.Take(), ctx.failures(), errors.Totals()};
+}
+
+std::optional<double> Value(const std::vector<prometheus::MetricFamily>& families,
+                            const std::string& name,
+                            const std::map<std::string, std::string>& labels) {
+  for (const auto& family : families) {
+    if (family.name != name) continue;
+    for (const auto& m : family.metric) {
+      size_t matched = 0;
+      for (const auto& l : m.label) {
+        auto it = labels.find(l.name);
+        if (it != labels.end() && it->second == l.value) ++matched;
+      }
+      if (matched != labels.size()) continue;
+      switch (family.type) {
+        case prometheus::MetricType::Counter: return m.counter.value;
+        case prometheus::MetricType::Gauge: return m.gauge.value;
+        default: return m.untyped.value;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+size_t Count(const std::vector<prometheus::MetricFamily>& families, const std::string& name) {
+  for (const auto& family : families) {
+    if (family.name == name) return family.metric.size();
+  }
+  return 0;
+}
+
+}  // namespace rdma_exporter::testing
