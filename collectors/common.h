@@ -8,7 +8,9 @@
 
 namespace rdma_exporter {
 
-inline Labels DeviceLabels(const DeviceInfo& device) { return {{"device", device.name}}; }
+inline Labels DeviceLabels(const DeviceInfo& device) {
+  return {{"device", device.name}};
+}
 
 inline Labels PortLabels(const DeviceInfo& device, const PortInfo& port) {
   return {{"device", device.name}, {"port", std::to_string(port.number)}};

@@ -32,8 +32,7 @@ std::string ReadGidAttr(CollectContext& ctx, const std::string& path, std::strin
 
 }  // namespace
 
-bool GidTableCollector::Collect(const Inventory& inventory, CollectContext& ctx,
-                                MetricSink& sink) {
+bool GidTableCollector::Collect(const Inventory& inventory, CollectContext& ctx, MetricSink& sink) {
   std::vector<std::string> names;
   std::string value;
   for (const auto& device : inventory.devices) {
@@ -55,8 +54,7 @@ bool GidTableCollector::Collect(const Inventory& inventory, CollectContext& ctx,
         if (IsEmptyGid(value)) continue;
         std::string gid(Trim(value));
         std::string type = ReadGidAttr(ctx, JoinPath(port.dir, "gid_attrs/types/" + idx), &value);
-        std::string netdev =
-            ReadGidAttr(ctx, JoinPath(port.dir, "gid_attrs/ndevs/" + idx), &value);
+        std::string netdev = ReadGidAttr(ctx, JoinPath(port.dir, "gid_attrs/ndevs/" + idx), &value);
         sink.Gauge("rdma_gid_info",
                    "A non-empty GID table entry; value is always 1. gid_type is the kernel's "
                    "string (\"RoCE v2\", \"IB/RoCE v1\"), netdev the entry's network interface.",

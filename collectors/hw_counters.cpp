@@ -26,7 +26,8 @@ constexpr std::array kHwCounterDocs = {
                  "Packets dropped because no receive WQE was posted (receiver not keeping up)."},
     HwCounterDoc{"out_of_sequence", "Packets received with a PSN sequence error."},
     HwCounterDoc{"duplicate_request", "Duplicate requests received (the requester retried)."},
-    HwCounterDoc{"rnr_nak_retry_err", "RNR NAKs received (receiver not ready), retry not exceeded."},
+    HwCounterDoc{"rnr_nak_retry_err",
+                 "RNR NAKs received (receiver not ready), retry not exceeded."},
     HwCounterDoc{"packet_seq_err", "NAK-sequence-error packets received (lost packets)."},
     HwCounterDoc{"implied_nak_seq_err",
                  "Implied NAK sequence errors: an ACK or read response with a higher PSN than "
@@ -85,19 +86,32 @@ constexpr std::array kHwCounterDocs = {
 
 // mlx5 QUERY_Q_COUNTER groups 1-5 (reference §2.1): 32-bit firmware fields.
 constexpr std::array<std::string_view, 26> kMlx5QCounters = {
-    "rx_write_requests",        "rx_read_requests",
-    "rx_atomic_requests",       "rx_dct_connect",
-    "out_of_buffer",            "out_of_sequence",
-    "duplicate_request",        "rnr_nak_retry_err",
-    "packet_seq_err",           "implied_nak_seq_err",
-    "local_ack_timeout_err",    "resp_local_length_error",
-    "resp_cqe_error",           "req_cqe_error",
-    "req_remote_invalid_request", "req_remote_access_errors",
-    "resp_remote_access_errors", "resp_cqe_flush_error",
-    "req_cqe_flush_error",      "req_transport_retries_exceeded",
-    "req_rnr_retries_exceeded", "roce_adp_retrans",
-    "roce_adp_retrans_to",      "roce_slow_restart",
-    "roce_slow_restart_cnps",   "roce_slow_restart_trans",
+    "rx_write_requests",
+    "rx_read_requests",
+    "rx_atomic_requests",
+    "rx_dct_connect",
+    "out_of_buffer",
+    "out_of_sequence",
+    "duplicate_request",
+    "rnr_nak_retry_err",
+    "packet_seq_err",
+    "implied_nak_seq_err",
+    "local_ack_timeout_err",
+    "resp_local_length_error",
+    "resp_cqe_error",
+    "req_cqe_error",
+    "req_remote_invalid_request",
+    "req_remote_access_errors",
+    "resp_remote_access_errors",
+    "resp_cqe_flush_error",
+    "req_cqe_flush_error",
+    "req_transport_retries_exceeded",
+    "req_rnr_retries_exceeded",
+    "roce_adp_retrans",
+    "roce_adp_retrans_to",
+    "roce_slow_restart",
+    "roce_slow_restart_cnps",
+    "roce_slow_restart_trans",
 };
 
 constexpr std::string_view kVportPrefix = "vport_";  // switchdev representor counters
@@ -182,8 +196,9 @@ void HwCountersCollector::CollectDir(const std::string& dir, const std::string& 
     const char* help = HwCounterHelp(file);
     sink.Counter(prefix + SanitizeMetricName(file) + "_total",
                  help != nullptr ? std::string(help)
-                                 : "Driver hw counter " + file + " (not known to this exporter "
-                                                                 "version; raw value).",
+                                 : "Driver hw counter " + file +
+                                       " (not known to this exporter "
+                                       "version; raw value).",
                  labels, static_cast<double>(counter));
   }
 }

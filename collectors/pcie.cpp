@@ -43,8 +43,7 @@ bool PcieCollector::Collect(const Inventory& inventory, CollectContext& ctx, Met
         sink.Counter("rdma_pcie_aer_errors_total",
                      "PCIe Advanced Error Reporting errors of the device's PCI function, by "
                      "severity (correctable, nonfatal, fatal).",
-                     With(DeviceLabels(device), "severity", severity),
-                     static_cast<double>(*total));
+                     With(DeviceLabels(device), "severity", severity), static_cast<double>(*total));
       } else {
         ctx.Malformed(file, value);
       }

@@ -13,9 +13,10 @@ namespace {
 
 // Widths from IBTA PortCounters / PortCountersExtended (reference §1.5).
 constexpr std::array kPmaCounters = {
-    PmaCounterSpec{"symbol_error", "rdma_port_symbol_errors_total",
-                   "Minor link errors detected on one or more physical lanes (PMA SymbolErrorCounter).",
-                   1, 16},
+    PmaCounterSpec{
+        "symbol_error", "rdma_port_symbol_errors_total",
+        "Minor link errors detected on one or more physical lanes (PMA SymbolErrorCounter).", 1,
+        16},
     PmaCounterSpec{"link_error_recovery", "rdma_port_link_error_recovery_total",
                    "Times the link error recovery process completed successfully.", 1, 8},
     PmaCounterSpec{"link_downed", "rdma_port_link_downed_total",
@@ -116,7 +117,10 @@ bool PortCountersCollector::Collect(const Inventory& inventory, CollectContext& 
           continue;
         }
         const PmaCounterSpec* spec = FindPmaCounter(file);
-        unsigned width = spec == nullptr ? 0 : (spec->width != 0 ? spec->width : extended ? 64 : 32);
+        unsigned width = spec == nullptr ? 0
+                                         : (spec->width != 0 ? spec->width
+                                            : extended       ? 64
+                                                             : 32);
         readings[file] = {*parsed, width};
       }
       std::string ext_dir = JoinPath(port.dir, "counters_ext");

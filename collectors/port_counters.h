@@ -12,8 +12,8 @@ struct PmaCounterSpec {
   std::string_view file;
   std::string_view metric;  // full metric name
   std::string_view help;
-  double scale;       // 4 for the 4-byte-word data counters
-  unsigned width;     // bits; 0 = depends on the table (32 basic, 64 extended)
+  double scale;    // 4 for the 4-byte-word data counters
+  unsigned width;  // bits; 0 = depends on the table (32 basic, 64 extended)
 };
 // nullptr for a file the table does not know (exported under a generic name).
 const PmaCounterSpec* FindPmaCounter(std::string_view file);

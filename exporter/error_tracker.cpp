@@ -10,18 +10,27 @@ namespace rdma_exporter {
 
 std::string ErrnoReason(int err) {
   switch (err) {
-    case ENOENT: return "not_found";
-    case EINVAL: return "invalid";
-    case EIO: return "io";
+    case ENOENT:
+      return "not_found";
+    case EINVAL:
+      return "invalid";
+    case EIO:
+      return "io";
     case EACCES:
-    case EPERM: return "permission";
+    case EPERM:
+      return "permission";
     case ENODEV:
-    case ENXIO: return "no_device";
+    case ENXIO:
+      return "no_device";
     case EAGAIN:
-    case EBUSY: return "busy";
-    case EOPNOTSUPP: return "not_supported";
-    case ENOMEM: return "no_memory";
-    default: return "errno_" + std::to_string(err);
+    case EBUSY:
+      return "busy";
+    case EOPNOTSUPP:
+      return "not_supported";
+    case ENOMEM:
+      return "no_memory";
+    default:
+      return "errno_" + std::to_string(err);
   }
 }
 
@@ -66,7 +75,8 @@ void CollectContext::ReadFailed(const std::string& path, int err) {
 void CollectContext::Malformed(const std::string& path, std::string_view content) {
   ++failures_;
   std::string shown(content.substr(0, 64));
-  while (!shown.empty() && (shown.back() == '\n' || shown.back() == ' ')) shown.pop_back();
+  while (!shown.empty() && (shown.back() == '\n' || shown.back() == ' '))
+    shown.pop_back();
   errors_.Record(collector_, path, "malformed", shown);
 }
 

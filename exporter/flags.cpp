@@ -52,7 +52,8 @@ bool ListenAddressToCivetweb(const std::string& address, std::string* ports, std
     static const std::regex kIpv4(R"((\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3}))");
     std::smatch m;
     bool ok = std::regex_match(host, m, kIpv4);
-    for (int i = 1; ok && i <= 4; ++i) ok = std::stoi(m[i]) <= 255;
+    for (int i = 1; ok && i <= 4; ++i)
+      ok = std::stoi(m[i]) <= 255;
     if (!ok) {
       *error = "invalid host in --web.listen-address \"" + address + "\" (want an IPv4 address)";
       return false;
@@ -74,7 +75,8 @@ std::optional<std::chrono::milliseconds> ParseDuration(const std::string& text) 
     if (ec != std::errc() || next == p || number < 0) return std::nullopt;
     p = next;
     const char* unit_start = p;
-    while (p < end && ((*p >= 'a' && *p <= 'z'))) ++p;
+    while (p < end && ((*p >= 'a' && *p <= 'z')))
+      ++p;
     std::string_view unit(unit_start, static_cast<size_t>(p - unit_start));
     if (unit == "ms") {
       total_ms += number;
@@ -171,12 +173,12 @@ bool ParseFlags(const std::vector<std::string>& args, Options* options, std::str
       options->collector_overrides[collector] = enable ? on : !on;
       continue;
     }
-    static const char* kValueFlags[] = {"web.listen-address", "web.telemetry-path",
-                                        "path.sysfs",         "poll-interval",
-                                        "device-include",     "device-exclude",
-                                        "log.level",          "log.format"};
+    static const char* kValueFlags[] = {
+        "web.listen-address", "web.telemetry-path", "path.sysfs", "poll-interval",
+        "device-include",     "device-exclude",     "log.level",  "log.format"};
     bool known = false;
-    for (const char* f : kValueFlags) known = known || name == f;
+    for (const char* f : kValueFlags)
+      known = known || name == f;
     if (!known) {
       *error = "unknown flag --" + name + " (see --help)";
       return false;

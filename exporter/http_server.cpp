@@ -40,9 +40,10 @@ bool AcceptsGzip(mg_connection* conn) {
   size_t pos = 0;
   while (pos <= header.size()) {
     size_t comma = header.find(',', pos);
-    std::string_view token = header.substr(pos, comma == std::string_view::npos ? header.npos
-                                                                                : comma - pos);
-    while (!token.empty() && token.front() == ' ') token.remove_prefix(1);
+    std::string_view token =
+        header.substr(pos, comma == std::string_view::npos ? header.npos : comma - pos);
+    while (!token.empty() && token.front() == ' ')
+      token.remove_prefix(1);
     if (token.substr(0, 4) == "gzip") {
       std::string_view params = token.substr(4);
       return params.find("q=0") == std::string_view::npos ||
@@ -58,11 +59,20 @@ std::string Html(std::string_view s) {
   std::string out;
   for (char c : s) {
     switch (c) {
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -82,8 +92,8 @@ const char* StateName(double v) {
 }
 
 const char* PhysStateName(double v) {
-  static const char* kNames[] = {"?",        "Sleep",   "Polling",           "Disabled",
-                                 "Training", "LinkUp",  "LinkErrorRecovery", "PhyTest"};
+  static const char* kNames[] = {"?",        "Sleep",  "Polling",           "Disabled",
+                                 "Training", "LinkUp", "LinkErrorRecovery", "PhyTest"};
   int i = static_cast<int>(v);
   return i >= 1 && i <= 7 ? kNames[i] : "?";
 }
@@ -156,22 +166,16 @@ std::string RenderLandingPage(const Snapshot* snapshot, const std::string& telem
 HttpServer::HttpServer(HttpConfig config, Poller& poller)
     : config_(std::move(config)), poller_(poller) {}
 
-HttpServer::~HttpServer() { Stop(); }
+HttpServer::~HttpServer() {
+  Stop();
+}
 
 bool HttpServer::Start(std::string* error) {
-  const char* options[] = {"listening_ports",
-                           config_.civetweb_ports.c_str(),
-                           "num_threads",
-                           "4",
-                           "request_timeout_ms",
-                           "10000",
-                           "enable_keep_alive",
-                           "yes",
+  const char* options[] = {"listening_ports", config_.civetweb_ports.c_str(), "num_threads", "4",
+                           "request_timeout_ms", "10000", "enable_keep_alive", "yes",
                            // Headers and body are separate writes: without TCP_NODELAY the body
                            // waits for a delayed ACK (~40 ms per scrape).
-                           "tcp_nodelay",
-                           "1",
-                           nullptr};
+                           "tcp_nodelay", "1", nullptr};
   mg_callbacks callbacks{};
   ctx_ = mg_start(&callbacks, this, options);
   if (ctx_ == nullptr) {

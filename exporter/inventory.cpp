@@ -53,8 +53,7 @@ std::string FindIpoibNetdev(SysfsReader& sysfs, const DeviceInfo& device, const 
   return "";
 }
 
-std::string FindEthernetNetdev(SysfsReader& sysfs, const DeviceInfo& device,
-                               const PortInfo& port) {
+std::string FindEthernetNetdev(SysfsReader& sysfs, const DeviceInfo& device, const PortInfo& port) {
   std::string value;
   // RoCE: the netdev of the default GID. EINVAL when the entry has no netdev.
   if (sysfs.ReadFile(JoinPath(port.dir, "gid_attrs/ndevs/0"), &value) == 0 &&
@@ -140,7 +139,8 @@ Inventory DiscoverInventory(SysfsReader& sysfs, const DeviceFilter& filter,
     }
     std::sort(device.ports.begin(), device.ports.end(),
               [](const PortInfo& a, const PortInfo& b) { return a.number < b.number; });
-    for (auto& port : device.ports) port.netdev = FindNetdev(sysfs, device, port);
+    for (auto& port : device.ports)
+      port.netdev = FindNetdev(sysfs, device, port);
     inventory.devices.push_back(std::move(device));
   }
   return inventory;

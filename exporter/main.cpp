@@ -98,8 +98,7 @@ int main(int argc, char** argv) {
       if (snapshot->sequence == 1) LogInfo("first poll completed; ready");
       lock.lock();
       // With --poll-interval=0 only the first poll runs here (for readiness); scrapes collect.
-    } while (interval.count() > 0 &&
-             !stop_cv.wait_for(lock, interval, [&] { return stopping; }));
+    } while (interval.count() > 0 && !stop_cv.wait_for(lock, interval, [&] { return stopping; }));
   });
 
   int sig = 0;

@@ -45,7 +45,8 @@ void MetricSink::Merge(std::vector<prometheus::MetricFamily> families) {
   for (auto& incoming : families) {
     auto& family = Family(incoming.name, incoming.help, incoming.type);
     samples_ += incoming.metric.size();
-    for (auto& m : incoming.metric) family.metric.push_back(std::move(m));
+    for (auto& m : incoming.metric)
+      family.metric.push_back(std::move(m));
   }
 }
 
@@ -55,8 +56,7 @@ std::vector<prometheus::MetricFamily> MetricSink::Take() {
   for (auto& family : families_) {
     if (!family.metric.empty()) out.push_back(std::move(family));
   }
-  std::sort(out.begin(), out.end(),
-            [](const auto& a, const auto& b) { return a.name < b.name; });
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
   families_.clear();
   index_.clear();
   samples_ = 0;
@@ -81,7 +81,8 @@ std::string SanitizeMetricName(std::string_view raw) {
       out.push_back('_');
     }
   }
-  while (!out.empty() && out.back() == '_') out.pop_back();
+  while (!out.empty() && out.back() == '_')
+    out.pop_back();
   if (out.empty() || (out[0] >= '0' && out[0] <= '9')) out.insert(0, "x");
   return out;
 }

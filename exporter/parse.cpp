@@ -6,7 +6,9 @@
 namespace rdma_exporter {
 namespace {
 
-bool IsSpace(char c) { return c == ' ' || c == '\n' || c == '\t' || c == '\r'; }
+bool IsSpace(char c) {
+  return c == ' ' || c == '\n' || c == '\t' || c == '\r';
+}
 
 std::optional<double> ParseDouble(std::string_view s) {
   double value = 0;
@@ -18,8 +20,10 @@ std::optional<double> ParseDouble(std::string_view s) {
 }  // namespace
 
 std::string_view Trim(std::string_view s) {
-  while (!s.empty() && IsSpace(s.front())) s.remove_prefix(1);
-  while (!s.empty() && IsSpace(s.back())) s.remove_suffix(1);
+  while (!s.empty() && IsSpace(s.front()))
+    s.remove_prefix(1);
+  while (!s.empty() && IsSpace(s.back()))
+    s.remove_suffix(1);
   return s;
 }
 

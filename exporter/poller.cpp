@@ -22,8 +22,7 @@ double SecondsSince(std::chrono::steady_clock::time_point start) {
 }
 
 double WallClockSeconds() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 }  // namespace
@@ -88,8 +87,7 @@ void AddProcessMetrics(MetricSink& sink) {
     closedir(dir);
     --fds;  // the descriptor of the listing itself
   }
-  sink.Gauge("process_open_fds", "Number of open file descriptors.", {},
-             static_cast<double>(fds));
+  sink.Gauge("process_open_fds", "Number of open file descriptors.", {}, static_cast<double>(fds));
   rlimit limit{};
   if (getrlimit(RLIMIT_NOFILE, &limit) == 0) {
     sink.Gauge("process_max_fds", "Maximum number of open file descriptors.", {},
@@ -184,8 +182,7 @@ std::shared_ptr<const Snapshot> Poller::CollectLocked() {
                  "costs only the series of that file.",
                  {{"collector", key.first}, {"reason", key.second}}, static_cast<double>(total));
   }
-  sink.Gauge("rdma_exporter_build_info",
-             "Build information of rdma_exporter; value is always 1.",
+  sink.Gauge("rdma_exporter_build_info", "Build information of rdma_exporter; value is always 1.",
              {{"version", kVersion}, {"revision", kRevision}, {"compiler", kCompiler}}, 1);
   sink.Gauge("rdma_exporter_devices", "RDMA devices seen in the last poll (after filters).", {},
              static_cast<double>(inventory.devices.size()));

@@ -49,11 +49,13 @@ std::string JoinPath(std::string_view a, std::string_view b) {
 }
 
 SysfsReader::SysfsReader(std::string root) : root_(std::move(root)) {
-  while (root_.size() > 1 && root_.back() == '/') root_.pop_back();
+  while (root_.size() > 1 && root_.back() == '/')
+    root_.pop_back();
 }
 
 SysfsReader::~SysfsReader() {
-  for (auto& [path, file] : files_) close(file.fd);
+  for (auto& [path, file] : files_)
+    close(file.fd);
 }
 
 int SysfsReader::ReadCached(const std::string& path, CachedFile* file, std::string* out) {

@@ -108,8 +108,9 @@ TEST(Binary, CustomTelemetryPath) {
 }
 
 TEST(Binary, WrongFlagsExitTwoWithOneLine) {
-  for (std::string flag : {"--bogus", "--poll-interval=abc", "--log.format=xml",
-                           "--device-include=(", "--no-collector.nosuch", "--web.listen-address=x"}) {
+  for (std::string flag :
+       {"--bogus", "--poll-interval=abc", "--log.format=xml", "--device-include=(",
+        "--no-collector.nosuch", "--web.listen-address=x"}) {
     std::string output;
     int rc = RunCommand({kExporter, flag}, &output);
     EXPECT_EQ(rc, 2) << flag;
@@ -140,7 +141,8 @@ TEST(Binary, PollIntervalZeroCollectsOnEveryScrape) {
   TempDir dir;
   fs::copy(RxeCaptureSysfs(), dir.path(),
            fs::copy_options::recursive | fs::copy_options::copy_symlinks);
-  std::string counter = dir.path() + "/devices/virtual/infiniband/rxe1/ports/1/hw_counters/rdma_sends";
+  std::string counter =
+      dir.path() + "/devices/virtual/infiniband/rxe1/ports/1/hw_counters/rdma_sends";
   Exporter on_scrape({"--path.sysfs=" + dir.path(), "--poll-interval=0"});
   Exporter polled({"--path.sysfs=" + dir.path(), "--poll-interval=1h"});
   std::string series = "rdma_hw_rdma_sends_total{device=\"rxe1\",port=\"1\"}";
@@ -224,7 +226,9 @@ TEST(Binary, VanishedDeviceDisappearsAndReturnsWithoutRestart) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   Exporter exporter({"--path.sysfs=" + sys, "--poll-interval=100ms"});
-  auto has_device = [&] { return exporter.Metrics().find("device=\"mlx5_1\"") != std::string::npos; };
+  auto has_device = [&] {
+    return exporter.Metrics().find("device=\"mlx5_1\"") != std::string::npos;
+  };
   auto wait_for = [&](bool want) {
     for (int i = 0; i < 100; ++i) {
       if (has_device() == want) return true;

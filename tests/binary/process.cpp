@@ -42,7 +42,8 @@ pid_t Spawn(const std::vector<std::string>& argv, const std::string& in_path,
   posix_spawn_file_actions_addopen(&actions, 1, out_path.c_str(), O_WRONLY | O_TRUNC, 0644);
   posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(), O_WRONLY | O_TRUNC, 0644);
   std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  for (const auto& a : argv)
+    args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   pid_t pid = -1;
   int rc = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
@@ -101,8 +102,12 @@ int Process::Stop() {
   return status_;
 }
 
-std::string Process::stdout_text() const { return ReadWholeFile(out_path_); }
-std::string Process::stderr_text() const { return ReadWholeFile(err_path_); }
+std::string Process::stdout_text() const {
+  return ReadWholeFile(out_path_);
+}
+std::string Process::stderr_text() const {
+  return ReadWholeFile(err_path_);
+}
 
 int RunCommand(const std::vector<std::string>& argv, std::string* output,
                const std::string& stdin_text) {
@@ -132,8 +137,7 @@ int FreeLoopbackPort() {
 }
 
 HttpResponse HttpGet(int port, const std::string& path,
-                     const std::map<std::string, std::string>& headers,
-                     const std::string& method) {
+                     const std::map<std::string, std::string>& headers, const std::string& method) {
   HttpResponse response;
   int fd = socket(AF_INET, SOCK_STREAM, 0);
   timeval tv{10, 0};
@@ -147,7 +151,8 @@ HttpResponse HttpGet(int port, const std::string& path,
     return response;
   }
   std::string request = method + " " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\n";
-  for (const auto& [k, v] : headers) request += k + ": " + v + "\r\n";
+  for (const auto& [k, v] : headers)
+    request += k + ": " + v + "\r\n";
   request += "Connection: close\r\n\r\n";
   if (send(fd, request.data(), request.size(), 0) != static_cast<ssize_t>(request.size())) {
     close(fd);
@@ -156,7 +161,8 @@ HttpResponse HttpGet(int port, const std::string& path,
   std::string raw;
   char buf[65536];
   ssize_t n;
-  while ((n = recv(fd, buf, sizeof(buf), 0)) > 0) raw.append(buf, static_cast<size_t>(n));
+  while ((n = recv(fd, buf, sizeof(buf), 0)) > 0)
+    raw.append(buf, static_cast<size_t>(n));
   close(fd);
   size_t header_end = raw.find("\r\n\r\n");
   if (header_end == std::string::npos) return response;
@@ -169,7 +175,8 @@ HttpResponse HttpGet(int port, const std::string& path,
     size_t colon = line.find(':');
     if (colon == std::string::npos) continue;
     std::string name = line.substr(0, colon);
-    for (auto& c : name) c = static_cast<char>(std::tolower(c));
+    for (auto& c : name)
+      c = static_cast<char>(std::tolower(c));
     size_t start = line.find_first_not_of(' ', colon + 1);
     response.headers[name] = start == std::string::npos ? "" : line.substr(start);
   }

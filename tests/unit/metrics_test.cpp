@@ -45,9 +45,9 @@ TEST(SanitizeMetricName, MakesValidLowerCaseNames) {
 }
 
 TEST(Logging, FormatsLogfmtAndJsonWithEscaping) {
-  EXPECT_EQ(FormatLogLine(LogFormat::kLogfmt, "warn", "read failed",
-                          {{"path", "a b"}, {"reason", "io"}}),
-            "level=warn msg=\"read failed\" path=\"a b\" reason=io");
+  EXPECT_EQ(
+      FormatLogLine(LogFormat::kLogfmt, "warn", "read failed", {{"path", "a b"}, {"reason", "io"}}),
+      "level=warn msg=\"read failed\" path=\"a b\" reason=io");
   EXPECT_EQ(FormatLogLine(LogFormat::kJson, "info", "say \"hi\"\n", {{"k", "v"}}),
             "{\"level\":\"info\",\"msg\":\"say \\\"hi\\\"\\n\",\"k\":\"v\"}");
 }

@@ -25,7 +25,8 @@ using testing::TempDir;
 
 PollerConfig AllCollectors() {
   PollerConfig config;
-  for (const auto& f : CollectorRegistry()) config.collectors.push_back(f.create());
+  for (const auto& f : CollectorRegistry())
+    config.collectors.push_back(f.create());
   config.process_metrics = false;
   return config;
 }
@@ -120,7 +121,8 @@ TEST(Poller, ConcurrentCollectsShareOneCollection) {
     threads.emplace_back([&, i] { sequences[i] = poller.Collect()->sequence; });
     if (i == 0) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  for (auto& t : threads) t.join();
+  for (auto& t : threads)
+    t.join();
   // The first collection is running when the other five arrive: they all get its result.
   EXPECT_EQ(runs.load(), 1);
   EXPECT_EQ(std::set<uint64_t>(sequences.begin(), sequences.end()).size(), 1u);
@@ -150,8 +152,8 @@ TEST(Poller, AFailingFileCostsOnlyItsSeriesAndIsCounted) {
 
 TEST(Poller, ReRegisteredDeviceIsReadThroughNewFiles) {
   TempDir dir;
-  fs::copy(RxeCaptureSysfs(), dir.path(), fs::copy_options::recursive |
-                                              fs::copy_options::copy_symlinks);
+  fs::copy(RxeCaptureSysfs(), dir.path(),
+           fs::copy_options::recursive | fs::copy_options::copy_symlinks);
   Poller poller(std::make_unique<SysfsReader>(dir.path()), AllCollectors());
   EXPECT_NE(poller.Collect()->text.find("rdma_hw_rdma_sends_total{device=\"rxe1\",port=\"1\"} 200"),
             std::string::npos);
@@ -167,8 +169,8 @@ TEST(Poller, ReRegisteredDeviceIsReadThroughNewFiles) {
 
 TEST(Poller, VanishedDeviceSeriesDisappearAndReturn) {
   TempDir dir;
-  fs::copy(RxeCaptureSysfs(), dir.path(), fs::copy_options::recursive |
-                                              fs::copy_options::copy_symlinks);
+  fs::copy(RxeCaptureSysfs(), dir.path(),
+           fs::copy_options::recursive | fs::copy_options::copy_symlinks);
   Poller poller(std::make_unique<SysfsReader>(dir.path()), AllCollectors());
   EXPECT_NE(poller.Collect()->text.find("device=\"rxe1\""), std::string::npos);
   fs::rename(dir.path() + "/class/infiniband/rxe1", dir.path() + "/rxe1.link");

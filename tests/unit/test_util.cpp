@@ -91,9 +91,12 @@ std::optional<double> Value(const std::vector<prometheus::MetricFamily>& familie
       }
       if (matched != labels.size()) continue;
       switch (family.type) {
-        case prometheus::MetricType::Counter: return m.counter.value;
-        case prometheus::MetricType::Gauge: return m.gauge.value;
-        default: return m.untyped.value;
+        case prometheus::MetricType::Counter:
+          return m.counter.value;
+        case prometheus::MetricType::Gauge:
+          return m.gauge.value;
+        default:
+          return m.untyped.value;
       }
     }
   }

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Quick start: installs what is missing, builds, and runs rdma_exporter on the built-in demo
+# fabric (8 simulated ConnectX HCAs, RoCE and InfiniBand mixed, one SR-IOV VF), so that
+#   curl localhost:9879/metrics
+# shows live, moving RDMA metrics without RDMA hardware. Ctrl-C stops both processes.
+# Extra arguments go to rdma_fabric_sim, e.g.  ./scripts/demo.sh --scenario flap
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/install-deps.sh
+./scripts/build.sh >/dev/null
+
+DEMO_ROOT=${DEMO_ROOT:-/tmp/rdma-exporter-demo}
+./build/tools/fabric_sim/rdma_fabric_sim --root "$DEMO_ROOT" --interval 1s "$@" &
+SIM_PID=$!
+trap 'kill "$SIM_PID" 2>/dev/null; wait "$SIM_PID" 2>/dev/null' EXIT INT TERM
+for _ in $(seq 100); do
+  [ -e "$DEMO_ROOT/sys/class/infiniband" ] && break
+  sleep 0.1
+done
+echo "demo fabric in $DEMO_ROOT/sys; metrics on http://localhost:${DEMO_PORT:-9879}/metrics" >&2
+./build/exporter/rdma_exporter --path.sysfs="$DEMO_ROOT/sys" --poll-interval=5s \
+  --web.listen-address=":${DEMO_PORT:-9879}"

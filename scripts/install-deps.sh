@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs every Debian 12 package the build and the tests need. Idempotent and
+# non-interactive: does nothing when everything is already installed.
+set -euo pipefail
+
+PACKAGES=(
+  # toolchain
+  build-essential cmake pkg-config git clang-format
+  # libraries (all from Debian; see README "Dependencies")
+  prometheus-cpp-dev libcivetweb-dev libspdlog-dev libfmt-dev zlib1g-dev
+  libnl-3-dev libnl-route-3-dev libnl-genl-3-dev libibverbs-dev
+  libgtest-dev libgmock-dev
+  # tests: promtool (prometheus), HTTP checks, fixture unpacking
+  prometheus curl tar gzip ca-certificates
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+echo "install-deps: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

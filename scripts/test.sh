@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Runs the whole test suite: installs what is missing, builds with -Werror, checks formatting,
+# then runs every test (unit, binary/HTTP/promtool) through CTest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/install-deps.sh
+./scripts/build.sh
+./scripts/check-format.sh
+cd build
+ctest --output-on-failure -j"$(nproc)" --timeout 300
