@@ -29,6 +29,9 @@ using Families = std::vector<prometheus::MetricFamily>;
 using LabelMap = std::map<std::string, std::string>;
 using ErrorMap = std::map<std::pair<std::string, std::string>, uint64_t>;
 
+// The saturation gauge of the counters collector (one place to change if it is renamed).
+const std::string kSaturated = "rdma_port_counters_saturated";
+
 std::string Roce() {
   return FixturePath("mlx5-roce");
 }
@@ -290,8 +293,7 @@ TEST(PortCountersCollector, ExtTableDataCountersAreMultipliedByFour) {
 TEST(PortCountersCollector, SaturatedGaugeIsOneAt65535And255AndZeroBelow) {
   auto r = CollectWith<PortCountersCollector>(Roce());
   auto sat = [&](const std::string& counter) {
-    return Value(r.families, "rdma_port_counter_saturated",
-                 PortWith("mlx5_0", 1, "counter", counter));
+    return Value(r.families, kSaturated, PortWith("mlx5_0", 1, "counter", counter));
   };
   EXPECT_EQ(Value(r.families, "rdma_port_symbol_errors_total", Port("mlx5_0", 1)), 65535);
   EXPECT_EQ(sat("symbol_error"), 1);
@@ -304,7 +306,7 @@ TEST(PortCountersCollector, SaturatedGaugeIsOneAt65535And255AndZeroBelow) {
   EXPECT_FALSE(sat("port_xmit_data").has_value());
   EXPECT_FALSE(sat("unicast_xmit_packets").has_value());
   // 13 counters of width <= 32 bits.
-  EXPECT_EQ(CountMatching(r.families, "rdma_port_counter_saturated", Port("mlx5_0", 1)), 13u);
+  EXPECT_EQ(CountMatching(r.families, kSaturated, Port("mlx5_0", 1)), 13u);
 }
 
 TEST(PortCountersCollector, NaNoPmaTextAndEmptyFileAreMalformedAndSkipped) {
@@ -325,22 +327,18 @@ TEST(PortCountersCollector, BasicTable32BitDataCounterAtAllOnesIsSaturated) {
     SCOPED_TRACE(port);
     EXPECT_EQ(Value(r.families, "rdma_port_data_transmitted_bytes_total", Port("mlx5_2", port)),
               4294967295.0 * 4);
-    EXPECT_EQ(Value(r.families, "rdma_port_counter_saturated",
-                    PortWith("mlx5_2", port, "counter", "port_xmit_data")),
+    EXPECT_EQ(Value(r.families, kSaturated, PortWith("mlx5_2", port, "counter", "port_xmit_data")),
               1);
-    EXPECT_EQ(Value(r.families, "rdma_port_counter_saturated",
-                    PortWith("mlx5_2", port, "counter", "port_rcv_data")),
+    EXPECT_EQ(Value(r.families, kSaturated, PortWith("mlx5_2", port, "counter", "port_rcv_data")),
               0);
-    EXPECT_EQ(Value(r.families, "rdma_port_counter_saturated",
-                    PortWith("mlx5_2", port, "counter", "port_xmit_packets")),
-              0);
+    EXPECT_EQ(
+        Value(r.families, kSaturated, PortWith("mlx5_2", port, "counter", "port_xmit_packets")), 0);
   }
   // No unicast/multicast series in the basic table.
   EXPECT_FALSE(Value(r.families, "rdma_port_unicast_packets_transmitted_total", Port("mlx5_2", 2))
                    .has_value());
   // The extended table of mlx5_0 has 64-bit data counters.
-  EXPECT_FALSE(Value(r.families, "rdma_port_counter_saturated",
-                     PortWith("mlx5_0", 1, "counter", "port_xmit_data"))
+  EXPECT_FALSE(Value(r.families, kSaturated, PortWith("mlx5_0", 1, "counter", "port_xmit_data"))
                    .has_value());
   EXPECT_EQ(Value(r.families, "rdma_port_data_transmitted_bytes_total", Port("mlx5_0", 1)),
             113 * 4);
@@ -356,8 +354,7 @@ TEST(PortCountersCollector, LegacyCountersExtOverridesThe32BitValues) {
   EXPECT_EQ(Value(r.families, "rdma_port_multicast_packets_received_total", p), 12);
   EXPECT_EQ(CountMatching(r.families, "rdma_port_data_transmitted_bytes_total", p), 1u);
   // 64-bit legacy values: no saturation gauge although counters/port_xmit_data is all-ones.
-  EXPECT_FALSE(Value(r.families, "rdma_port_counter_saturated",
-                     PortWith("mlx5_2", 1, "counter", "port_xmit_data"))
+  EXPECT_FALSE(Value(r.families, kSaturated, PortWith("mlx5_2", 1, "counter", "port_xmit_data"))
                    .has_value());
 }
 
@@ -377,14 +374,13 @@ TEST(PortCountersCollector, PermissionAndIoErrorCostOnlyThatCounter) {
   auto p = Port("mlx5_0", 1);
   EXPECT_FALSE(Value(r.families, "rdma_port_receive_errors_total", p).has_value());
   EXPECT_FALSE(Value(r.families, "rdma_port_transmit_discards_total", p).has_value());
-  EXPECT_FALSE(Value(r.families, "rdma_port_counter_saturated",
-                     PortWith("mlx5_0", 1, "counter", "port_rcv_errors"))
+  EXPECT_FALSE(Value(r.families, kSaturated, PortWith("mlx5_0", 1, "counter", "port_rcv_errors"))
                    .has_value());
   // Everything else of that port and the other ports is still there.
   EXPECT_EQ(Value(r.families, "rdma_port_symbol_errors_total", p), 100);
   EXPECT_EQ(Value(r.families, "rdma_port_data_transmitted_bytes_total", p), 113 * 4);
   EXPECT_EQ(Value(r.families, "rdma_port_receive_errors_total", Port("mlx5_1", 1)), 203);
-  EXPECT_EQ(CountMatching(r.families, "rdma_port_counter_saturated", p), 11u);
+  EXPECT_EQ(CountMatching(r.families, kSaturated, p), 11u);
   EXPECT_EQ(r.failures, 2u);
   EXPECT_EQ(r.errors, (ErrorMap{{{"counters", "permission"}, 1}, {{"counters", "io"}, 1}}));
 }
@@ -399,9 +395,7 @@ TEST(PortCountersCollector, ValueAbove32BitAllOnesIsNotReportedSaturated) {
   auto r = CollectWith<PortCountersCollector>(tmp.path());
   EXPECT_EQ(Value(r.families, "rdma_port_data_transmitted_bytes_total", Port("mlx5_2", 3)),
             8589934592.0 * 4);
-  EXPECT_EQ(Value(r.families, "rdma_port_counter_saturated",
-                  PortWith("mlx5_2", 3, "counter", "port_xmit_data")),
-            0);
+  EXPECT_EQ(Value(r.families, kSaturated, PortWith("mlx5_2", 3, "counter", "port_xmit_data")), 0);
 }
 
 // ---------------------------------------------------------------------------------------------
