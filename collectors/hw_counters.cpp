@@ -137,17 +137,29 @@ bool IsMlx5QCounter(std::string_view name) {
 }
 
 uint64_t WrapExtender::Extend(const std::string& key, uint64_t raw) {
+  constexpr uint64_t kRange = uint64_t{1} << 32;
   auto [it, inserted] = state_.try_emplace(key);
   State& s = it->second;
-  if (!inserted && raw < s.last_raw) s.high += uint64_t{1} << 32;
+  if (!inserted && raw < s.last_raw) {
+    // Going down is a wrap when the forward distance modulo 2^32 is short; otherwise the
+    // counter was reset (driver reload) and the exported value restarts too.
+    if (raw + kRange - s.last_raw <= kRange / 2) {
+      s.high += kRange;
+    } else {
+      s.high = 0;
+    }
+  }
   s.last_raw = raw;
   s.generation = generation_;
   return s.high + raw;
 }
 
 void WrapExtender::EndPoll() {
+  // A counter missing from a few polls (a transient read error) keeps its history; one gone for
+  // longer (its device vanished) is forgotten.
+  constexpr uint64_t kForgetAfterPolls = 10;
   for (auto it = state_.begin(); it != state_.end();) {
-    if (it->second.generation < generation_) {
+    if (it->second.generation + kForgetAfterPolls < generation_) {
       it = state_.erase(it);
     } else {
       ++it;

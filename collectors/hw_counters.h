@@ -17,8 +17,9 @@ const char* HwCounterHelp(std::string_view name);
 // True for mlx5 queue counters (QUERY_Q_COUNTER): 32-bit values that wrap.
 bool IsMlx5QCounter(std::string_view name);
 
-// Extends a wrapping 32-bit counter to 64 bits: each time the raw value goes down, 2^32 is
-// added. Entries not updated during a poll are dropped (device gone: its history restarts).
+// Extends a wrapping 32-bit counter to 64 bits: when the raw value goes down by more than half
+// the range, 2^32 is added (a wrap); a smaller step down is a reset. Entries not updated for 10
+// polls are dropped (device gone: its history restarts).
 class WrapExtender {
  public:
   uint64_t Extend(const std::string& key, uint64_t raw);

@@ -159,7 +159,7 @@ bool PortCountersCollector::Collect(const Inventory& inventory, CollectContext& 
         sink.Gauge("rdma_port_counters_saturated",
                    "1 while a PMA counter sits at the all-ones value of its IBTA width (it stops "
                    "counting there until cleared), else 0.",
-                   With(labels, "counter", file), reading.value >= all_ones ? 1 : 0);
+                   With(labels, "counter", file), reading.value == all_ones ? 1 : 0);
       }
     }
   }
