@@ -206,7 +206,7 @@ void HwCountersCollector::CollectDir(const std::string& dir, const std::string& 
       counter = wraps_.Extend(key_prefix + file, counter);
     }
     const char* help = HwCounterHelp(file);
-    sink.Counter(prefix + SanitizeMetricName(file) + "_total",
+    sink.Counter(GenericMetricName(prefix, file, "_total"),
                  help != nullptr ? std::string(help)
                                  : "Driver hw counter " + file +
                                        " (not known to this exporter "

@@ -150,7 +150,7 @@ bool PortCountersCollector::Collect(const Inventory& inventory, CollectContext& 
           sink.Counter(spec->metric, spec->help, labels,
                        static_cast<double>(reading.value) * spec->scale);
         } else {
-          sink.Counter("rdma_port_" + SanitizeMetricName(file) + "_total",
+          sink.Counter(GenericMetricName("rdma_port_", file, "_total"),
                        "PMA port counter file " + file + " (not known to this exporter version).",
                        labels, static_cast<double>(reading.value));
         }

@@ -87,4 +87,17 @@ std::string SanitizeMetricName(std::string_view raw) {
   return out;
 }
 
+std::string GenericMetricName(std::string_view prefix, std::string_view raw,
+                              std::string_view suffix) {
+  std::string name = std::string(prefix) + SanitizeMetricName(raw) + std::string(suffix);
+  for (std::string_view type : {"counter", "gauge", "histogram", "summary"}) {
+    std::string word = "_" + std::string(type);
+    for (size_t pos = name.find(word); pos != std::string::npos; pos = name.find(word, pos + 1)) {
+      size_t end = pos + word.size();
+      if (end == name.size() || name[end] == '_') name.insert(end, "s");
+    }
+  }
+  return name;
+}
+
 }  // namespace rdma_exporter

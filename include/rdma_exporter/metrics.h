@@ -43,4 +43,10 @@ std::string RenderText(const std::vector<prometheus::MetricFamily>& families);
 // [a-z0-9_], no leading digit, no repeated or trailing underscores.
 std::string SanitizeMetricName(std::string_view raw);
 
+// prefix + sanitized raw name + suffix, such that promtool's lint accepts it: a metric type word
+// as a name component ("_counter_", "_gauge" at the end, ...) is made plural
+// ("new_fancy_counter" -> rdma_hw_new_fancy_counters_total).
+std::string GenericMetricName(std::string_view prefix, std::string_view raw,
+                              std::string_view suffix);
+
 }  // namespace rdma_exporter

@@ -420,8 +420,8 @@ TEST(HwCountersCollector, Mlx5PortCountersWithKnownHelp) {
 
 TEST(HwCountersCollector, UnknownCounterIsExportedWithGenericHelp) {
   auto r = CollectWith<HwCountersCollector>(Roce());
-  EXPECT_EQ(Value(r.families, "rdma_hw_new_fancy_counter_total", Port("mlx5_0", 1)), 42);
-  const auto* family = FindFamily(r.families, "rdma_hw_new_fancy_counter_total");
+  EXPECT_EQ(Value(r.families, "rdma_hw_new_fancy_counters_total", Port("mlx5_0", 1)), 42);
+  const auto* family = FindFamily(r.families, "rdma_hw_new_fancy_counters_total");
   ASSERT_NE(family, nullptr);
   EXPECT_NE(family->help.find("new_fancy_counter"), std::string::npos) << family->help;
   EXPECT_NE(family->help.find("not known"), std::string::npos) << family->help;

@@ -44,6 +44,15 @@ TEST(SanitizeMetricName, MakesValidLowerCaseNames) {
   EXPECT_EQ(SanitizeMetricName(""), "x");
 }
 
+TEST(GenericMetricName, AvoidsTypeWordsPromtoolRejects) {
+  EXPECT_EQ(GenericMetricName("rdma_hw_", "new_fancy_counter", "_total"),
+            "rdma_hw_new_fancy_counters_total");
+  EXPECT_EQ(GenericMetricName("rdma_hw_", "counter_x", "_total"), "rdma_hw_counters_x_total");
+  EXPECT_EQ(GenericMetricName("rdma_hw_", "gauge", ""), "rdma_hw_gauges");
+  EXPECT_EQ(GenericMetricName("rdma_hw_", "counters_lifespan", ""), "rdma_hw_counters_lifespan");
+  EXPECT_EQ(GenericMetricName("rdma_port_", "Weird-Name", "_total"), "rdma_port_weird_name_total");
+}
+
 TEST(Logging, FormatsLogfmtAndJsonWithEscaping) {
   EXPECT_EQ(
       FormatLogLine(LogFormat::kLogfmt, "warn", "read failed", {{"path", "a b"}, {"reason", "io"}}),

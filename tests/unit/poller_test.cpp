@@ -74,6 +74,16 @@ TEST(Poller, RxeCaptureExpositionMatchesGolden) {
   ExpectMatchesGolden(StableText(poller.Collect()->text), "rxe-capture.prom");
 }
 
+TEST(Poller, Mlx5RoceFixtureExpositionMatchesGolden) {
+  Poller poller(std::make_unique<SysfsReader>(testing::FixturePath("mlx5-roce")), AllCollectors());
+  ExpectMatchesGolden(StableText(poller.Collect()->text), "mlx5-roce.prom");
+}
+
+TEST(Poller, Mlx5IbFixtureExpositionMatchesGolden) {
+  Poller poller(std::make_unique<SysfsReader>(testing::FixturePath("mlx5-ib")), AllCollectors());
+  ExpectMatchesGolden(StableText(poller.Collect()->text), "mlx5-ib.prom");
+}
+
 TEST(Poller, GzipBodyInflatesToTheText) {
   Poller poller(std::make_unique<SysfsReader>(RxeCaptureSysfs()), AllCollectors());
   auto snapshot = poller.Collect();
