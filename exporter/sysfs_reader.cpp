@@ -68,6 +68,10 @@ int SysfsReader::ReadCached(const std::string& path, CachedFile* file, std::stri
 
 int SysfsReader::ReadFile(const std::string& path, std::string* out) {
   auto it = files_.find(path);
+  if (it != files_.end() && it->second.last_used == generation_) {
+    *out = it->second.content;  // already read in this poll
+    return it->second.last_error;
+  }
   if (it != files_.end()) {
     it->second.last_used = generation_;
     int err = ReadCached(path, &it->second, out);
@@ -80,7 +84,10 @@ int SysfsReader::ReadFile(const std::string& path, std::string* out) {
     if (err != 0 && it->second.fd >= 0 && err != EINVAL && err != EIO && err != EAGAIN) {
       close(it->second.fd);
       files_.erase(it);
+      return err;
     }
+    it->second.content = *out;
+    it->second.last_error = err;
     return err;
   }
   int fd = open(JoinPath(root_, path).c_str(), O_RDONLY | O_CLOEXEC);
@@ -113,7 +120,7 @@ int SysfsReader::ReadFile(const std::string& path, std::string* out) {
   }
   // Keep the descriptor even when the read failed with EINVAL/EIO: the kernel re-evaluates the
   // attribute on every read, so a later pread may succeed.
-  files_.emplace(path, CachedFile{fd, generation_});
+  files_.emplace(path, CachedFile{fd, generation_, err, *out});
   return err;
 }
 

@@ -25,7 +25,9 @@ class SysfsReader {
 
   // Reads a whole (small) file into *out. Returns 0 or an errno value. The file descriptor stays
   // cached for the next call; a cached descriptor that reports ENODEV/ESTALE (device removed and
-  // re-added) is reopened once.
+  // re-added) is reopened once. Within one poll (between two SweepUnused calls) a file is read
+  // from the kernel once: later calls return the same content, so discovery and collectors
+  // that need the same file (gids/0, gid_attrs/ndevs/0) do not cost a second read.
   virtual int ReadFile(const std::string& path, std::string* out);
   // Sorted entry names of a directory, without "." and "..". Returns 0 or an errno value.
   virtual int ListDir(const std::string& path, std::vector<std::string>* names);
@@ -42,7 +44,9 @@ class SysfsReader {
  private:
   struct CachedFile {
     int fd = -1;
-    uint64_t last_used = 0;
+    uint64_t last_used = 0;  // generation of the last read
+    int last_error = 0;
+    std::string content;  // of the read in generation last_used
   };
   int ReadCached(const std::string& path, CachedFile* file, std::string* out);
 

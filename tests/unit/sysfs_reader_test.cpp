@@ -20,14 +20,27 @@ TEST(SysfsReader, KeepsFilesOpenAndSeesInPlaceUpdates) {
   ASSERT_EQ(reader.ReadFile("a/value", &out), 0);
   EXPECT_EQ(out, "1\n");
   EXPECT_EQ(reader.cached_files(), 1u);
-  // Rewritten in place (as sysfs values change): the cached descriptor sees the new value.
+  // Rewritten in place (as sysfs values change): within the same poll the first read's
+  // content is reused; after the poll ends the cached descriptor sees the new value.
   {
     std::fstream f(dir.path() + "/a/value", std::ios::in | std::ios::out);
     f << "22\n";
   }
   ASSERT_EQ(reader.ReadFile("a/value", &out), 0);
+  EXPECT_EQ(out, "1\n");
+  reader.SweepUnused();
+  ASSERT_EQ(reader.ReadFile("a/value", &out), 0);
   EXPECT_EQ(out, "22\n");
   EXPECT_EQ(reader.cached_files(), 1u);
+}
+
+TEST(SysfsReader, RepeatsAFailedReadsErrnoWithinAPoll) {
+  TempDir dir;
+  dir.Write("d/x", "1");
+  SysfsReader reader(dir.path());
+  std::string out;
+  EXPECT_EQ(reader.ReadFile("d", &out), EISDIR);
+  EXPECT_EQ(reader.ReadFile("d", &out), EISDIR);
 }
 
 TEST(SysfsReader, ReturnsErrnoForMissingFiles) {

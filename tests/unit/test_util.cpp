@@ -75,6 +75,7 @@ CollectResult RunCollector(Collector& collector, SysfsReader& sysfs, const Devic
   CollectContext ctx(sysfs, errors, collector.name());
   MetricSink sink;
   collector.Collect(inventory, ctx, sink);
+  sysfs.SweepUnused();  // end of the poll, as Poller does
   return {sink.Take(), ctx.failures(), errors.Totals()};
 }
 
