@@ -6,18 +6,25 @@
 #include "port_counters.h"
 #include "port_state.h"
 
+#include <type_traits>
+
 namespace rdma_exporter {
 namespace {
 
+// A collector class is constructed either from CollectorOptions or with no arguments.
 template <typename T>
-std::unique_ptr<Collector> Make() {
-  return std::make_unique<T>();
+std::unique_ptr<Collector> Make(const CollectorOptions& options) {
+  if constexpr (std::is_constructible_v<T, const CollectorOptions&>) {
+    return std::make_unique<T>(options);
+  } else {
+    return std::make_unique<T>();
+  }
 }
 
 template <typename T>
 CollectorFactory Entry() {
-  T probe;
-  return {probe.name(), probe.description(), probe.enabled_by_default(), &Make<T>};
+  auto probe = Make<T>(CollectorOptions{});
+  return {probe->name(), probe->description(), probe->enabled_by_default(), &Make<T>};
 }
 
 }  // namespace

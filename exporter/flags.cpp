@@ -114,6 +114,17 @@ std::string UsageText() {
          "  --device-exclude=REGEX          Skip RDMA devices whose name fully matches; no "
          "file of an\n"
          "                                  excluded device is ever opened.\n"
+         "  --collector.ethtool.metrics-include=REGEX\n"
+         "                                  Also export other ethtool stats matching REGEX "
+         "(generic names).\n"
+         "  --nccl.ib-tc=N                  NCCL_IB_TC of the cluster: enables the NCCL priority "
+         "and\n"
+         "                                  RoCE configuration checks (DSCP = N >> 2).\n"
+         "  --roce.min-mtu=4200             Smallest acceptable RoCE netdev MTU for the checks.\n"
+         "  --path.fixtures=DIR             Read ethtool/DCB data from fixture files in DIR and "
+         "netdev\n"
+         "                                  state from --path.sysfs (tests and the demo "
+         "fabric).\n"
          "  --log.level=info                debug, info, warn, error.\n"
          "  --log.format=logfmt             logfmt or json.\n"
          "  --version                       Print version and exit.\n"
@@ -160,7 +171,7 @@ bool ParseFlags(const std::vector<std::string>& args, Options* options, std::str
       if (!boolean(&options->show_version)) return false;
       continue;
     }
-    bool enable = name.rfind("collector.", 0) == 0;
+    bool enable = name.rfind("collector.", 0) == 0 && name.find('.', 10) == std::string::npos;
     bool disable = name.rfind("no-collector.", 0) == 0;
     if (enable || disable) {
       std::string collector = name.substr(enable ? 10 : 13);
@@ -207,6 +218,25 @@ bool ParseFlags(const std::vector<std::string>& args, Options* options, std::str
         return false;
       }
       options->sysfs_root = *value;
+    } else if (name == "path.fixtures") {
+      options->fixtures_dir = *value;
+    } else if (name == "collector.ethtool.metrics-include") {
+      if (!ValidRegex(*value, error, "--" + name)) return false;
+      options->collector_options.ethtool_metrics_include.emplace(*value);
+    } else if (name == "nccl.ib-tc" || name == "roce.min-mtu") {
+      unsigned number = 0;
+      auto [ptr, ec] = std::from_chars(value->data(), value->data() + value->size(), number);
+      unsigned max = name == "nccl.ib-tc" ? 255 : 65535;
+      if (value->empty() || ec != std::errc() || ptr != value->data() + value->size() ||
+          number > max) {
+        *error = "invalid --" + name + " \"" + *value + "\" (want 0.." + std::to_string(max) + ")";
+        return false;
+      }
+      if (name == "nccl.ib-tc") {
+        options->collector_options.nccl_ib_tc = static_cast<int>(number);
+      } else {
+        options->collector_options.roce_min_mtu = number;
+      }
     } else if (name == "poll-interval") {
       auto d = ParseDuration(*value);
       if (!d) {

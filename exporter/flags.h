@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "rdma_exporter/collector.h"
 #include "rdma_exporter/logging.h"
 
 namespace rdma_exporter {
@@ -19,6 +20,8 @@ struct Options {
   std::map<std::string, bool> collector_overrides;  // --[no-]collector.<name>
   std::string device_include;
   std::string device_exclude;
+  std::string fixtures_dir;  // --path.fixtures: fixture readers instead of ioctl/netlink
+  CollectorOptions collector_options;
   std::string log_level = "info";
   LogFormat log_format = LogFormat::kLogfmt;
   bool show_version = false;

@@ -33,10 +33,14 @@ PollerConfig MakePollerConfig(const Options& options) {
     bool on = factory.enabled_by_default;
     auto it = options.collector_overrides.find(std::string(factory.name));
     if (it != options.collector_overrides.end()) on = it->second;
-    if (on) config.collectors.push_back(factory.create());
+    if (on) config.collectors.push_back(factory.create(options.collector_options));
   }
   if (!options.device_include.empty()) config.filter.include.emplace(options.device_include);
   if (!options.device_exclude.empty()) config.filter.exclude.emplace(options.device_exclude);
+  std::string fixtures = options.fixtures_dir;
+  config.make_kernel_readers = [fixtures](SysfsReader& sysfs) {
+    return MakeKernelReaders(fixtures, sysfs);
+  };
   return config;
 }
 

@@ -96,7 +96,11 @@ void AddProcessMetrics(MetricSink& sink) {
 }
 
 Poller::Poller(std::unique_ptr<SysfsReader> sysfs, PollerConfig config)
-    : sysfs_(std::move(sysfs)), config_(std::move(config)) {}
+    : sysfs_(std::move(sysfs)), config_(std::move(config)) {
+  if (config_.make_kernel_readers) {
+    kernel_ = std::make_unique<KernelReaders>(config_.make_kernel_readers(*sysfs_));
+  }
+}
 
 std::shared_ptr<const Snapshot> Poller::Latest() const {
   std::lock_guard lock(mu_);
@@ -156,10 +160,11 @@ std::shared_ptr<const Snapshot> Poller::CollectLocked() {
     errors_.Record("inventory", e.path, ErrnoReason(e.err), std::strerror(e.err));
   }
   TrackDevices(inventory);
+  if (kernel_ != nullptr && kernel_->netdev != nullptr) kernel_->netdev->BeginPoll();
 
   for (auto& collector : config_.collectors) {
     auto start = std::chrono::steady_clock::now();
-    CollectContext ctx(*sysfs_, errors_, collector->name());
+    CollectContext ctx(*sysfs_, errors_, collector->name(), kernel_.get());
     bool ok = false;
     try {
       ok = collector->Collect(inventory, ctx, sink);

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -34,6 +35,9 @@ struct PollerConfig {
   std::vector<std::unique_ptr<Collector>> collectors;
   DeviceFilter filter;
   bool process_metrics = true;  // off in golden-file tests (values are not reproducible)
+  // Builds the ethtool/DCB/netdev readers once the sysfs reader exists; unset = none (tests of
+  // sysfs-only collectors).
+  std::function<KernelReaders(SysfsReader&)> make_kernel_readers;
 };
 
 class Poller {
@@ -52,6 +56,7 @@ class Poller {
 
   std::unique_ptr<SysfsReader> sysfs_;
   PollerConfig config_;
+  std::unique_ptr<KernelReaders> kernel_;
   ErrorTracker errors_;
   std::map<std::string, uint64_t> device_identity_;  // name -> inode of its sysfs directory
 

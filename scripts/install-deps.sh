@@ -12,6 +12,8 @@ PACKAGES=(
   libgtest-dev libgmock-dev
   # tests: promtool (prometheus), HTTP checks, fixture unpacking
   prometheus curl tar gzip ca-certificates
+  # kernel tests: network namespaces and veth pairs; ethtool to cross-check the ioctl reader
+  iproute2 ethtool
 )
 
 missing=()

@@ -4,12 +4,15 @@
 #pragma once
 
 #include <memory>
+#include <optional>
+#include <regex>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "rdma_exporter/error_tracker.h"
 #include "rdma_exporter/inventory.h"
+#include "rdma_exporter/kernel_readers.h"
 #include "rdma_exporter/metrics.h"
 #include "rdma_exporter/sysfs_reader.h"
 
@@ -18,10 +21,13 @@ namespace rdma_exporter {
 // What a collector gets for one collection.
 class CollectContext {
  public:
-  CollectContext(SysfsReader& sysfs, ErrorTracker& errors, std::string_view collector)
-      : sysfs_(sysfs), errors_(errors), collector_(collector) {}
+  CollectContext(SysfsReader& sysfs, ErrorTracker& errors, std::string_view collector,
+                 KernelReaders* kernel = nullptr)
+      : sysfs_(sysfs), errors_(errors), collector_(collector), kernel_(kernel) {}
 
   SysfsReader& sysfs() { return sysfs_; }
+  // ethtool / DCB / netdev readers; nullptr in tests of sysfs-only collectors.
+  KernelReaders* kernel() { return kernel_; }
   // Reads a file; on failure records the error (logged once per cause, counted) and returns
   // false.
   bool Read(const std::string& path, std::string* out);
@@ -37,7 +43,18 @@ class CollectContext {
   SysfsReader& sysfs_;
   ErrorTracker& errors_;
   std::string collector_;
+  KernelReaders* kernel_;
   size_t failures_ = 0;
+};
+
+// Settings of individual collectors, from flags.
+struct CollectorOptions {
+  // --collector.ethtool.metrics-include: other ethtool stats exported under generic names.
+  std::optional<std::regex> ethtool_metrics_include;
+  // --nccl.ib-tc: the NCCL_IB_TC value of the cluster; unset = NCCL priority check disabled.
+  std::optional<int> nccl_ib_tc;
+  // --roce.min-mtu: the smallest acceptable RoCE netdev MTU (the deployment guide's 4200).
+  unsigned roce_min_mtu = 4200;
 };
 
 class Collector {
@@ -55,7 +72,7 @@ struct CollectorFactory {
   std::string_view name;
   std::string_view description;
   bool enabled_by_default;
-  std::unique_ptr<Collector> (*create)();
+  std::unique_ptr<Collector> (*create)(const CollectorOptions&);
 };
 
 // Every collector the binary knows, in a stable order.

@@ -720,7 +720,7 @@ TEST(AllCollectors, ExcludedDeviceHasNoFileReadAndNoSeries) {
   filter.exclude = std::regex("mlx5_1");
   for (const auto& factory : CollectorRegistry()) {
     SCOPED_TRACE(std::string(factory.name));
-    auto collector = factory.create();
+    auto collector = factory.create(CollectorOptions{});
     auto r = RunCollector(*collector, reader, filter);
     EXPECT_EQ(CountWithLabel(r.families, "device", "mlx5_1"), 0u);
   }
@@ -738,7 +738,7 @@ TEST(AllCollectors, VanishedDeviceSeriesAreGoneWithoutErrors) {
   SysfsReader reader(tmp.path());
   std::vector<std::unique_ptr<Collector>> collectors;
   for (const auto& factory : CollectorRegistry())
-    collectors.push_back(factory.create());
+    collectors.push_back(factory.create(CollectorOptions{}));
   size_t failures_before = 0;
   for (auto& c : collectors) {
     auto r = RunCollector(*c, reader);

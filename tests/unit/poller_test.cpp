@@ -26,7 +26,7 @@ using testing::TempDir;
 PollerConfig AllCollectors() {
   PollerConfig config;
   for (const auto& f : CollectorRegistry())
-    config.collectors.push_back(f.create());
+    config.collectors.push_back(f.create(CollectorOptions{}));
   config.process_metrics = false;
   return config;
 }

@@ -1,0 +1,92 @@
+// Readers for the kernel interfaces that are not sysfs files: the ethtool ioctl, DCB over
+// rtnetlink, and netdev link state over rtnetlink. Each has a kernel implementation and a
+// fixture implementation (for tests and the demo fabric, selected by --path.fixtures), so the
+// collectors on top are tested with mlx5 content that no test machine has.
+//
+// Fixture formats under the fixtures directory (all text, captured from real tools):
+//   ethtool/<netdev>   the output of `ethtool -S <netdev>`: "NIC statistics:" then
+//                      "     <name>: <value>" lines. A missing file = ENODEV.
+//   dcb/<netdev>       iproute2 `dcb` lines: "prio-pfc 0:off 1:off 2:off 3:on ..." and
+//                      "dscp-prio 0:0 1:0 ..." (the APP table's DSCP entries; no line = none).
+//                      The single word "unsupported" = the netdev has no DCB (EOPNOTSUPP).
+//   netdev link state  read from the sysfs tree: class/net/<netdev>/{operstate,flags,carrier,
+//                      mtu,carrier_changes,carrier_up_count,carrier_down_count,statistics/*}.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace rdma_exporter {
+
+class SysfsReader;
+
+struct EthtoolStats {
+  std::vector<std::string> names;
+  std::vector<uint64_t> values;  // same length as names
+};
+
+class EthtoolReader {
+ public:
+  virtual ~EthtoolReader() = default;
+  // All ETH_SS_STATS statistics of a netdev. Returns 0 or an errno value (ENODEV: no such
+  // netdev, EOPNOTSUPP: no statistics).
+  virtual int ReadStats(const std::string& netdev, EthtoolStats* out) = 0;
+};
+
+struct DcbConfig {
+  bool supported = false;   // false: the netdev has no DCB (EOPNOTSUPP)
+  bool pfc_known = false;   // DCB_ATTR_IEEE_PFC present
+  uint8_t pfc_enabled = 0;  // bit p = PFC enabled on priority p (ieee_pfc.pfc_en)
+  uint8_t pfc_cap = 0;
+  // APP table DSCP (selector 5) entries: dscp -> priority, -1 = no entry.
+  std::array<int, 64> dscp_to_priority{};
+  int dscp_entries = 0;  // trust is "dscp" iff > 0 (mlx5 keeps firmware trust in sync)
+};
+
+class DcbReader {
+ public:
+  virtual ~DcbReader() = default;
+  // Returns 0 (with out->supported false for EOPNOTSUPP) or an errno value.
+  virtual int Read(const std::string& netdev, DcbConfig* out) = 0;
+};
+
+struct NetdevState {
+  bool admin_up = false;  // IFF_UP
+  bool oper_up = false;   // operstate "up" (IF_OPER_UP)
+  std::optional<bool> carrier;
+  std::optional<uint32_t> mtu;
+  std::optional<uint64_t> carrier_changes, carrier_up_count, carrier_down_count;
+  std::optional<uint64_t> rx_errors, tx_errors, rx_dropped, tx_dropped;
+};
+
+class NetdevReader {
+ public:
+  virtual ~NetdevReader() = default;
+  // Called once at the start of each poll (the rtnetlink reader dumps all links once here).
+  virtual void BeginPoll() {}
+  // Returns 0 or an errno value (ENODEV: no such netdev).
+  virtual int Read(const std::string& netdev, NetdevState* out) = 0;
+};
+
+struct KernelReaders {
+  std::unique_ptr<EthtoolReader> ethtool;
+  std::unique_ptr<DcbReader> dcb;
+  std::unique_ptr<NetdevReader> netdev;
+};
+
+// Kernel readers (ioctl and rtnetlink in the caller's network namespace), or fixture readers
+// when fixtures_dir is non-empty. sysfs is used by the fixture netdev reader.
+KernelReaders MakeKernelReaders(const std::string& fixtures_dir, SysfsReader& sysfs);
+
+std::unique_ptr<EthtoolReader> MakeEthtoolIoctlReader();
+std::unique_ptr<EthtoolReader> MakeEthtoolFixtureReader(std::string dir);
+std::unique_ptr<DcbReader> MakeDcbNetlinkReader();
+std::unique_ptr<DcbReader> MakeDcbFixtureReader(std::string dir);
+std::unique_ptr<NetdevReader> MakeNetdevNetlinkReader();
+std::unique_ptr<NetdevReader> MakeNetdevSysfsReader(SysfsReader& sysfs);
+
+}  // namespace rdma_exporter
