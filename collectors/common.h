@@ -16,6 +16,11 @@ inline Labels PortLabels(const DeviceInfo& device, const PortInfo& port) {
   return {{"device", device.name}, {"port", std::to_string(port.number)}};
 }
 
+// Labels of a metric about a port's netdev.
+inline Labels NetdevLabels(const DeviceInfo& device, const PortInfo& port) {
+  return {{"device", device.name}, {"port", std::to_string(port.number)}, {"netdev", port.netdev}};
+}
+
 inline Labels With(Labels labels, std::string name, std::string value) {
   labels.push_back({std::move(name), std::move(value)});
   return labels;

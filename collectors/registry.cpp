@@ -1,10 +1,15 @@
 // The one table of collectors. Adding a collector = one line here plus its file pair.
+#include "dcb.h"
 #include "device_info.h"
+#include "ecn.h"
+#include "ethtool.h"
 #include "gid_table.h"
 #include "hw_counters.h"
+#include "netdev.h"
 #include "pcie.h"
 #include "port_counters.h"
 #include "port_state.h"
+#include "roce_config.h"
 
 #include <type_traits>
 
@@ -31,8 +36,10 @@ CollectorFactory Entry() {
 
 const std::vector<CollectorFactory>& CollectorRegistry() {
   static const std::vector<CollectorFactory> registry = {
-      Entry<DeviceInfoCollector>(), Entry<PortStateCollector>(), Entry<PortCountersCollector>(),
-      Entry<HwCountersCollector>(), Entry<PcieCollector>(),      Entry<GidTableCollector>(),
+      Entry<DeviceInfoCollector>(), Entry<PortStateCollector>(),  Entry<PortCountersCollector>(),
+      Entry<HwCountersCollector>(), Entry<PcieCollector>(),       Entry<GidTableCollector>(),
+      Entry<NetdevCollector>(),     Entry<EthtoolCollector>(),    Entry<DcbCollector>(),
+      Entry<EcnCollector>(),        Entry<RoceConfigCollector>(),
   };
   return registry;
 }

@@ -41,6 +41,16 @@ void MetricSink::Counter(std::string_view name, std::string_view help, const Lab
   ++samples_;
 }
 
+void MetricSink::Untyped(std::string_view name, std::string_view help, const Labels& labels,
+                         double value) {
+  auto& family = Family(name, help, prometheus::MetricType::Untyped);
+  prometheus::ClientMetric metric;
+  metric.label = labels;
+  metric.untyped.value = value;
+  family.metric.push_back(std::move(metric));
+  ++samples_;
+}
+
 void MetricSink::Merge(std::vector<prometheus::MetricFamily> families) {
   for (auto& incoming : families) {
     auto& family = Family(incoming.name, incoming.help, incoming.type);

@@ -21,6 +21,8 @@ class MetricSink {
   // Adds one sample. The first call for a name fixes its help text and type.
   void Gauge(std::string_view name, std::string_view help, const Labels& labels, double value);
   void Counter(std::string_view name, std::string_view help, const Labels& labels, double value);
+  // For values whose type is not known (generic ethtool stats).
+  void Untyped(std::string_view name, std::string_view help, const Labels& labels, double value);
 
   // Families sorted by name, empty ones dropped; the sink is left empty.
   std::vector<prometheus::MetricFamily> Take();

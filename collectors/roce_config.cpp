@@ -1,0 +1,10 @@
+#include "roce_config.h"
+
+namespace rdma_exporter {
+
+// Placeholder: the implementation lands with the RoCE lossless-fabric issue.
+bool RoceConfigCollector::Collect(const Inventory&, CollectContext&, MetricSink&) {
+  return true;
+}
+
+}  // namespace rdma_exporter
