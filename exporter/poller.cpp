@@ -160,7 +160,7 @@ std::shared_ptr<const Snapshot> Poller::CollectLocked() {
     errors_.Record("inventory", e.path, ErrnoReason(e.err), std::strerror(e.err));
   }
   TrackDevices(inventory);
-  if (kernel_ != nullptr && kernel_->netdev != nullptr) kernel_->netdev->BeginPoll();
+  if (kernel_ != nullptr) kernel_->BeginPoll();
 
   for (auto& collector : config_.collectors) {
     auto start = std::chrono::steady_clock::now();

@@ -15,6 +15,7 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -50,8 +51,26 @@ struct DcbConfig {
 class DcbReader {
  public:
   virtual ~DcbReader() = default;
+  // Called once at the start of each poll.
+  virtual void BeginPoll() {}
   // Returns 0 (with out->supported false for EOPNOTSUPP) or an errno value.
   virtual int Read(const std::string& netdev, DcbConfig* out) = 0;
+};
+
+// Remembers each netdev's DCB reply for the rest of a poll: the dcb and roce_config collectors
+// both need it, and on mlx5 each query is a firmware register read.
+class PerPollDcbCache : public DcbReader {
+ public:
+  explicit PerPollDcbCache(std::unique_ptr<DcbReader> inner) : inner_(std::move(inner)) {}
+  void BeginPoll() override {
+    replies_.clear();
+    inner_->BeginPoll();
+  }
+  int Read(const std::string& netdev, DcbConfig* out) override;
+
+ private:
+  std::unique_ptr<DcbReader> inner_;
+  std::map<std::string, std::pair<int, DcbConfig>> replies_;
 };
 
 struct NetdevState {
@@ -76,6 +95,11 @@ struct KernelReaders {
   std::unique_ptr<EthtoolReader> ethtool;
   std::unique_ptr<DcbReader> dcb;
   std::unique_ptr<NetdevReader> netdev;
+  // Called by the poller before the collectors run.
+  void BeginPoll() {
+    if (dcb != nullptr) dcb->BeginPoll();
+    if (netdev != nullptr) netdev->BeginPoll();
+  }
 };
 
 // Kernel readers (ioctl and rtnetlink in the caller's network namespace), or fixture readers
