@@ -1,9 +1,101 @@
 #include "roce_config.h"
 
-namespace rdma_exporter {
+#include <cerrno>
+#include <charconv>
 
-// Placeholder: the implementation lands with the RoCE lossless-fabric issue.
-bool RoceConfigCollector::Collect(const Inventory&, CollectContext&, MetricSink&) {
+#include "common.h"
+#include "rdma_exporter/parse.h"
+
+namespace rdma_exporter {
+namespace {
+
+constexpr const char* kOkHelp =
+    "1 if a RoCE configuration check passes on the port, 0 if it fails (checks: "
+    "pfc_on_nccl_priority, pfc_only_on_nccl_priority, trust_dscp, ecn_np_on_nccl_priority, "
+    "ecn_rp_on_nccl_priority, mtu_at_least_4200, roce_v2_gid_present). Checks whose input is "
+    "unknown are absent.";
+
+// True if the port's GID table has a RoCE v2 entry that is not link-local: NCCL picks a routable
+// (by default IPv4-mapped) RoCE v2 GID and fails to connect without one.
+std::optional<bool> HasRoutableRoceV2Gid(CollectContext& ctx, const PortInfo& port) {
+  std::vector<std::string> names;
+  std::string gid_dir = JoinPath(port.dir, "gids");
+  if (ctx.sysfs().ListDir(gid_dir, &names) != 0) return std::nullopt;
+  std::string gid, type;
+  for (const auto& index : names) {
+    if (ctx.sysfs().ReadFile(JoinPath(gid_dir, index), &gid) != 0) continue;
+    if (!IsValidGid(gid) || IsEmptyGid(gid) || Trim(gid).substr(0, 4) == "fe80") continue;
+    if (ctx.sysfs().ReadFile(JoinPath(port.dir, "gid_attrs/types/" + index), &type) != 0) continue;
+    if (Trim(type) == "RoCE v2") return true;
+  }
+  return false;
+}
+
+// OFED's per-priority ECN enable file; nullopt where it does not exist (upstream, VFs).
+std::optional<bool> EcnEnabled(CollectContext& ctx, const std::string& netdev, const char* role,
+                               int priority) {
+  std::string value;
+  std::string path = "class/net/" + netdev + "/ecn/" + role + "/enable/" + std::to_string(priority);
+  if (!ctx.ReadOptional(path, &value)) return std::nullopt;
+  auto parsed = ParseU64(value);
+  if (!parsed) {
+    ctx.Malformed(path, value);
+    return std::nullopt;
+  }
+  return *parsed != 0;
+}
+
+}  // namespace
+
+bool RoceConfigCollector::Collect(const Inventory& inventory, CollectContext& ctx,
+                                  MetricSink& sink) {
+  KernelReaders* kernel = ctx.kernel();
+  for (const auto& device : inventory.devices) {
+    for (const auto& port : device.ports) {
+      if (port.link_layer != "Ethernet" || port.netdev.empty()) continue;
+      Labels labels = NetdevLabels(device, port);
+      auto check = [&](const char* name, bool ok) {
+        sink.Gauge("rdma_roce_config_ok", kOkHelp, With(labels, "check", name), ok ? 1 : 0);
+      };
+
+      if (auto gid = HasRoutableRoceV2Gid(ctx, port)) check("roce_v2_gid_present", *gid);
+
+      if (kernel != nullptr && kernel->netdev != nullptr) {
+        NetdevState state;
+        if (kernel->netdev->Read(port.netdev, &state) == 0 && state.mtu) {
+          check("mtu_at_least_4200", *state.mtu >= min_mtu_);
+        }
+      }
+
+      // PFC and trust live on the PF; a VF's netdev has no DCB of its own.
+      if (!device.physfn.empty() || kernel == nullptr || kernel->dcb == nullptr) continue;
+      DcbConfig dcb;
+      int err = kernel->dcb->Read(port.netdev, &dcb);
+      if (err != 0 || !dcb.supported) continue;  // the dcb collector reports these
+      check("trust_dscp", dcb.dscp_entries > 0);
+
+      if (!nccl_ib_tc_) continue;
+      int dscp = *nccl_ib_tc_ >> 2;  // the TOS byte's upper 6 bits; the low 2 are ECN
+      // In DSCP trust the NIC maps DSCP to priority through the APP table; in PCP trust the
+      // priority comes from the VLAN PCP / NCCL_IB_SL, which the exporter cannot see.
+      if (dcb.dscp_entries == 0 || dcb.dscp_to_priority[dscp] < 0) continue;
+      int priority = dcb.dscp_to_priority[dscp];
+      sink.Gauge("rdma_nccl_priority",
+                 "The L2 priority NCCL's traffic (--nccl.ib-tc, DSCP = TC >> 2) maps to on this "
+                 "port through the live DSCP-to-priority map.",
+                 labels, priority);
+      if (dcb.pfc_known) {
+        check("pfc_on_nccl_priority", (dcb.pfc_enabled >> priority) & 1);
+        check("pfc_only_on_nccl_priority", dcb.pfc_enabled == (1u << priority));
+      }
+      if (auto np = EcnEnabled(ctx, port.netdev, "roce_np", priority)) {
+        check("ecn_np_on_nccl_priority", *np);
+      }
+      if (auto rp = EcnEnabled(ctx, port.netdev, "roce_rp", priority)) {
+        check("ecn_rp_on_nccl_priority", *rp);
+      }
+    }
+  }
   return true;
 }
 

@@ -1,4 +1,9 @@
-// roce_config: NCCL priority and RoCE configuration checks (needs --nccl.ib-tc).
+// roce_config: the RoCE settings NCCL needs to stay lossless, checked per port.
+//
+// With --nccl.ib-tc=TC the NCCL traffic class maps to DSCP = TC >> 2 and, in DSCP trust, to the
+// priority the live DSCP->priority map (DCB APP table) gives it: rdma_nccl_priority. Each check
+// is rdma_roce_config_ok{device,port,netdev,check} = 1 (ok) or 0 (bad); a check whose input is
+// unknown (no DCB, no OFED ECN files, no TC given) is not exported rather than reported bad.
 #pragma once
 
 #include "rdma_exporter/collector.h"
@@ -7,11 +12,18 @@ namespace rdma_exporter {
 
 class RoceConfigCollector : public Collector {
  public:
+  explicit RoceConfigCollector(const CollectorOptions& options)
+      : nccl_ib_tc_(options.nccl_ib_tc), min_mtu_(options.roce_min_mtu) {}
   std::string_view name() const override { return "roce_config"; }
   std::string_view description() const override {
-    return "NCCL priority and RoCE configuration checks (needs --nccl.ib-tc)";
+    return "NCCL priority (from --nccl.ib-tc) and RoCE configuration checks: PFC, trust, ECN, "
+           "MTU, RoCE v2 GID";
   }
   bool Collect(const Inventory& inventory, CollectContext& ctx, MetricSink& sink) override;
+
+ private:
+  std::optional<int> nccl_ib_tc_;
+  unsigned min_mtu_;
 };
 
 }  // namespace rdma_exporter

@@ -39,6 +39,7 @@ class EthtoolReader {
 };
 
 struct DcbConfig {
+  DcbConfig() { dscp_to_priority.fill(-1); }
   bool supported = false;   // false: the netdev has no DCB (EOPNOTSUPP)
   bool pfc_known = false;   // DCB_ATTR_IEEE_PFC present
   uint8_t pfc_enabled = 0;  // bit p = PFC enabled on priority p (ieee_pfc.pfc_en)
