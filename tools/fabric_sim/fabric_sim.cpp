@@ -194,6 +194,93 @@ constexpr CounterDef kRxeHwCounters[] = {
     {"rdma_recvs", 64, kWrap},
 };
 
+// mlx5 `ethtool -S` statistics (reference §3.1) that are not per priority, in the order the
+// driver's stats groups list them: SW, q-counter, 802.3, RFC 2863, physical layer, extended,
+// PCIe. `outbound_pci_stalled_rd/wr` are gauges (percent of the last second).
+constexpr CounterDef kEthtoolPortStats[] = {
+    {"rx_packets", 64, kWrap},
+    {"rx_bytes", 64, kWrap},
+    {"tx_packets", 64, kWrap},
+    {"tx_bytes", 64, kWrap},
+    {"rx_csum_complete", 64, kWrap},
+    {"rx_out_of_buffer", 32, kWrap},  // u32 sum of q-counters
+    {"tx_packets_phy", 64, kWrap},
+    {"rx_packets_phy", 64, kWrap},
+    {"rx_crc_errors_phy", 64, kWrap},
+    {"tx_bytes_phy", 64, kWrap},
+    {"rx_bytes_phy", 64, kWrap},
+    {"rx_pause_ctrl_phy", 64, kWrap},  // rendered as the sum of rx_prio*_pause
+    {"tx_pause_ctrl_phy", 64, kWrap},  // rendered as the sum of tx_prio*_pause
+    {"rx_symbol_err_phy", 64, kWrap},
+    {"rx_discards_phy", 64, kWrap},
+    {"tx_discards_phy", 64, kWrap},
+    {"tx_errors_phy", 64, kWrap},
+    {"link_down_events_phy", 32, kWrap},
+    {"rx_pcs_symbol_err_phy", 64, kWrap},
+    {"rx_corrected_bits_phy", 64, kWrap},
+    {"rx_buffer_passed_thres_phy", 64, kWrap},
+    {"rx_pci_signal_integrity", 64, kWrap},
+    {"tx_pci_signal_integrity", 64, kWrap},
+    {"outbound_pci_buffer_overflow", 64, kWrap},
+    {"outbound_pci_stalled_rd", 64, kWrap},
+    {"outbound_pci_stalled_wr", 64, kWrap},
+    {"outbound_pci_stalled_rd_events", 64, kWrap},
+    {"outbound_pci_stalled_wr_events", 64, kWrap},
+};
+
+// Per-priority mlx5 statistics (64-bit). The PFC group is listed only for priorities with PFC
+// enabled; the simulator keeps counting all eight so a priority keeps its value when PFC is
+// switched off and on again.
+enum PrioStat {
+  kRxPrioBytes,
+  kRxPrioPackets,
+  kRxPrioDiscards,
+  kTxPrioBytes,
+  kTxPrioPackets,
+  kRxPrioPause,  // first of the PFC group
+  kRxPrioPauseDuration,
+  kTxPrioPause,
+  kTxPrioPauseDuration,
+  kRxPrioPauseTransition,  // last of the PFC group
+  kRxPrioBufDiscard,
+  kRxPrioCongDiscard,
+  kRxPrioMarked,
+  kPrioStatCount,
+};
+
+constexpr const char* kPrioStatFormats[kPrioStatCount] = {
+    "rx_prio%d_bytes",          "rx_prio%d_packets",
+    "rx_prio%d_discards",       "tx_prio%d_bytes",
+    "tx_prio%d_packets",        "rx_prio%d_pause",
+    "rx_prio%d_pause_duration", "tx_prio%d_pause",
+    "tx_prio%d_pause_duration", "rx_prio%d_pause_transition",
+    "rx_prio%d_buf_discard",    "rx_prio%d_cong_discard",
+    "rx_prio%d_marked"};
+
+const std::string& PrioName(PrioStat stat, int prio) {
+  static const auto kTable = [] {
+    std::array<std::array<std::string, 8>, kPrioStatCount> t;
+    for (int k = 0; k < kPrioStatCount; ++k) {
+      for (int q = 0; q < 8; ++q) {
+        t[static_cast<size_t>(k)][static_cast<size_t>(q)] = Fmt(kPrioStatFormats[k], q);
+      }
+    }
+    return t;
+  }();
+  return kTable[static_cast<size_t>(stat)][static_cast<size_t>(prio & 7)];
+}
+
+constexpr const char* kPauseStormStats[] = {"tx_pause_storm_warning_events",
+                                            "tx_pause_storm_error_events"};
+
+// Netdev traffic counters every netdev has (kernel path; `ethtool -S` SW stats on mlx5).
+constexpr const char* kNetdevTrafficStats[] = {"rx_packets", "rx_bytes", "tx_packets", "tx_bytes"};
+
+// The RoCE (NCCL) data priority: NCCL_IB_TC=106 -> DSCP 26 -> priority 26 >> 3 = 3.
+constexpr int kDataPrio = 3;
+// CNPs go out on priority 6 (ecn/roce_np/cnp_802p_prio).
+constexpr int kCnpPrio = 6;
+
 // PCIe AER stat names (drivers/pci/pcie/aer.c, 5.x/6.x kernels); nullptr = unnamed bit.
 constexpr const char* kAerCorrectableNames[32] = {
     "RxErr",    nullptr, nullptr, nullptr, nullptr,   nullptr,       "BadTLP",     "BadDLLP",
@@ -273,14 +360,24 @@ enum class EffectKind {
   kAdd,            // fault port/device counter `target` += uniform[lo, hi] each tick
   kSet,            // fault port/device counter `target` = lo (from == 0: in the initial tree)
   kFreeze,         // `target` is excluded from the healthy traffic model
+  kAddRate,        // like kAdd, but uniform[lo, hi] is per simulated second (x --interval)
+  // RoCE configuration of the fault port for ticks in [from, to):
+  kPfcMask,      // PFC enabled on the priorities of bitmask `lo` (healthy: 0x08 = priority 3)
+  kTrustPcp,     // trust PCP: no DSCP APP entries (no dscp-prio line)
+  kMtu,          // netdev MTU = lo
+  kEcnOff,       // ECN (roce_np and roce_rp) disabled on priority `lo`
+  kNoRoceV2Gid,  // the RoCE v2 entries of the GID table are deleted (zero GID, no types/ndevs)
+  kRoceOnly,     // marker: the fault device must be a RoCE PF; an InfiniBand (or VF) fault
+                 // device is replaced by the first RoCE PF
 };
 
 constexpr int kForever = -1;
 
 // `target` names a file relative to the fault port directory ("counters/symbol_error",
-// "hw_counters/out_of_buffer") or relative to the fault device's PCI function
-// ("aer_dev_correctable/RxErr", "aer_dev_nonfatal/DLP", "aer_dev_fatal/..."). Targets the
-// device does not have (e.g. PMA counters on rxe) are ignored.
+// "hw_counters/out_of_buffer"), relative to the fault device's PCI function
+// ("aer_dev_correctable/RxErr", "aer_dev_nonfatal/DLP", "aer_dev_fatal/..."), or an
+// `ethtool -S` statistic of the fault port's netdev ("ethtool/rx_prio3_pause"; mlx5 RoCE PFs
+// only). Targets the device does not have (e.g. PMA counters on rxe) are ignored.
 struct Effect {
   EffectKind kind;
   const char* target;
@@ -311,7 +408,11 @@ const std::vector<Scenario>& Scenarios() {
        {{K::kHalfWidth, nullptr, 3, kForever, 0, 0}}},
       {"pcie-downtrain",
        "fault device PCIe link x16 32.0 GT/s -> x8 16.0 GT/s at tick 3",
-       {{K::kPcieDowntrain, nullptr, 3, kForever, 0, 0}}},
+       {{K::kPcieDowntrain, nullptr, 3, kForever, 0, 0},
+        {K::kSet, "ethtool/outbound_pci_stalled_rd", 3, kForever, 45, 0},
+        {K::kSet, "ethtool/outbound_pci_stalled_wr", 3, kForever, 35, 0},
+        {K::kAddRate, "ethtool/outbound_pci_stalled_rd_events", 3, kForever, 1, 1},
+        {K::kAddRate, "ethtool/outbound_pci_stalled_wr_events", 3, kForever, 1, 1}}},
       {"symbol-errors",
        "fault port physical errors and PCIe correctable AER errors rise every tick",
        {{K::kAdd, "counters/symbol_error", 1, kForever, 5, 20},
@@ -321,11 +422,14 @@ const std::vector<Scenario>& Scenarios() {
         {K::kAdd, "aer_dev_correctable/BadTLP", 1, kForever, 0, 2},
         {K::kAdd, "aer_dev_correctable/BadDLLP", 1, kForever, 0, 2}}},
       {"congestion",
-       "fault port ECN/CNP congestion counters rise fast",
+       "fault port ECN/CNP counters rise fast (RoCE: also ethtool rx_prio3_marked and "
+       "rx_prio3_cong_discard)",
        {{K::kAdd, "hw_counters/np_ecn_marked_roce_packets", 1, kForever, 20000, 50000},
         {K::kAdd, "hw_counters/np_cnp_sent", 1, kForever, 10000, 25000},
         {K::kAdd, "hw_counters/rp_cnp_handled", 1, kForever, 10000, 25000},
-        {K::kAdd, "counters/port_xmit_wait", 1, kForever, 100000, 1000000}}},
+        {K::kAdd, "counters/port_xmit_wait", 1, kForever, 100000, 1000000},
+        {K::kAdd, "ethtool/rx_prio3_marked", 1, kForever, 20000, 50000},
+        {K::kAdd, "ethtool/rx_prio3_cong_discard", 1, kForever, 100, 2000}}},
       {"out-of-buffer",
        "fault port hw_counters/out_of_buffer rises",
        {{K::kAdd, "hw_counters/out_of_buffer", 1, kForever, 500, 5000}}},
@@ -349,6 +453,38 @@ const std::vector<Scenario>& Scenarios() {
       {"vanish",
        "fault device disappears at tick 3 and comes back (counters reset) at tick 6",
        {{K::kVanish, nullptr, 3, 6, 0, 0}}},
+      // RoCE lossless-fabric faults. The fault device must be a RoCE PF (kRoceOnly).
+      {"pfc-storm",
+       "RoCE port*: PFC pause storm on priority 3 (tx pause 50-80% of the time), storm "
+       "warning/error events, rx_prio3_buf_discard rises",
+       {{K::kRoceOnly, nullptr, 0, kForever, 0, 0},
+        {K::kAddRate, "ethtool/tx_prio3_pause", 1, kForever, 10000, 25000},
+        {K::kAddRate, "ethtool/tx_prio3_pause_duration", 1, kForever, 500000, 800000},
+        {K::kAddRate, "ethtool/rx_prio3_pause", 1, kForever, 5000, 15000},
+        {K::kAddRate, "ethtool/rx_prio3_pause_duration", 1, kForever, 100000, 300000},
+        {K::kAddRate, "ethtool/rx_prio3_pause_transition", 1, kForever, 100, 1000},
+        {K::kAdd, "ethtool/tx_pause_storm_warning_events", 2, kForever, 1, 1},
+        {K::kAdd, "ethtool/tx_pause_storm_error_events", 4, kForever, 1, 1},
+        {K::kAddRate, "ethtool/rx_prio3_buf_discard", 1, kForever, 1000, 10000},
+        {K::kAddRate, "ethtool/rx_buffer_passed_thres_phy", 1, kForever, 50, 200}}},
+      {"misconfig",
+       "RoCE port*: PFC on priority 0 not 3, trust pcp, MTU 1500, ECN off on priority 3, "
+       "no RoCE v2 GIDs",
+       {{K::kRoceOnly, nullptr, 0, kForever, 0, 0},
+        {K::kPfcMask, nullptr, 0, kForever, 0x01, 0},
+        {K::kTrustPcp, nullptr, 0, kForever, 0, 0},
+        {K::kMtu, nullptr, 0, kForever, 1500, 0},
+        {K::kEcnOff, nullptr, 0, kForever, 3, 0},
+        {K::kNoRoceV2Gid, nullptr, 0, kForever, 0, 0}}},
+      {"pfc-off",
+       "RoCE port*: PFC off on every priority; priority 3 drops instead of pausing",
+       {{K::kRoceOnly, nullptr, 0, kForever, 0, 0}, {K::kPfcMask, nullptr, 0, kForever, 0, 0}}},
+      {"mtu",
+       "RoCE port*: netdev MTU 1500",
+       {{K::kRoceOnly, nullptr, 0, kForever, 0, 0}, {K::kMtu, nullptr, 0, kForever, 1500, 0}}},
+      {"no-rocev2-gid",
+       "RoCE port*: the RoCE v2 GID entries are deleted",
+       {{K::kRoceOnly, nullptr, 0, kForever, 0, 0}, {K::kNoRoceV2Gid, nullptr, 0, kForever, 0, 0}}},
   };
   return kTable;
 }
@@ -376,8 +512,11 @@ class TreeWriter {
   TreeWriter& operator=(const TreeWriter&) = delete;
   ~TreeWriter() { Reset(""); }
 
-  // Forgets everything (closing cached fds) and sets the base directory.
-  void Reset(std::string base) {
+  // Forgets everything (closing cached fds) and sets the base directory. With `atomic`, File()
+  // writes a temporary file and renames it over the target instead of rewriting in place (for
+  // the fixture files, which readers re-open on every read).
+  void Reset(std::string base, bool atomic = false) {
+    atomic_ = atomic;
     for (auto& [rel, fd] : fds_)
       ::close(fd);
     fds_.clear();
@@ -403,6 +542,11 @@ class TreeWriter {
     if (it != files_.end() && it->second == content) return true;
     if (it == files_.end() && !EnsureParent(rel, error)) return false;
     const std::string path = base_ + "/" + rel;
+    if (atomic_) {
+      if (!WriteAndRename(path, content, error)) return false;
+      files_[rel] = content;
+      return true;
+    }
     int fd = -1;
     bool cached = false;
     if (auto f = fds_.find(rel); f != fds_.end()) {
@@ -467,6 +611,9 @@ class TreeWriter {
     return true;
   }
 
+  // True if base/rel was written by File() and not removed since.
+  bool HasFile(const std::string& rel) const { return files_.count(rel) != 0; }
+
   // Removes base/rel (file, link or whole directory) and forgets everything below it.
   bool Remove(const std::string& rel, std::string* error) {
     if (rel.empty() || rel.find("..") != std::string::npos) {
@@ -487,6 +634,41 @@ class TreeWriter {
   static bool Fail(const std::string& what, std::string* error) {
     *error = what + ": " + std::strerror(errno);
     return false;
+  }
+
+  // Writes `content` to a hidden temporary file next to `path`, then renames it over `path`.
+  static bool WriteAndRename(const std::string& path, const std::string& content,
+                             std::string* error) {
+    const auto slash = path.rfind('/');
+    const std::string tmp = path.substr(0, slash + 1) + "." + path.substr(slash + 1) + ".tmp";
+    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) return Fail("open " + tmp, error);
+    size_t off = 0;
+    while (off < content.size()) {
+      const ssize_t n = ::write(fd, content.data() + off, content.size() - off);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        const int saved = errno;
+        ::close(fd);
+        ::unlink(tmp.c_str());
+        errno = saved;
+        return Fail("write " + tmp, error);
+      }
+      off += static_cast<size_t>(n);
+    }
+    if (::close(fd) != 0) {
+      const int saved = errno;
+      ::unlink(tmp.c_str());
+      errno = saved;
+      return Fail("close " + tmp, error);
+    }
+    if (::rename(tmp.c_str(), path.c_str()) != 0) {
+      const int saved = errno;
+      ::unlink(tmp.c_str());
+      errno = saved;
+      return Fail("rename " + tmp, error);
+    }
+    return true;
   }
 
   bool EnsureParent(const std::string& rel, std::string* error) {
@@ -518,6 +700,7 @@ class TreeWriter {
   std::unordered_set<std::string> dirs_;
   std::unordered_map<std::string, int> fds_;
   size_t fd_budget_ = 0;
+  bool atomic_ = false;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -539,7 +722,18 @@ struct Port {
   double tx_rate = 0;  // bytes per second
   double rx_rate = 0;
   std::map<std::string, Counter> counters;  // key: "counters/x" or "hw_counters/x"
+  // Netdev statistics: `ethtool -S` names (mlx5 RoCE PFs: the full set of kEthtool* below;
+  // other netdevs: only the kernel-path rx/tx packets/bytes).
+  std::map<std::string, Counter> eth;
+  // RoCE configuration (set from the scenario each tick; defaults are the healthy setup).
+  uint8_t pfc_mask = 0x08;  // PFC on priority 3
+  bool trust_dscp = true;   // DSCP APP entries present, dscp2prio = dscp >> 3
+  int mtu = 0;              // netdev MTU (default per layout/link layer)
+  uint8_t ecn_mask = 0x08;  // ECN (roce_np and roce_rp) enabled on priority 3
+  bool rocev2_gids = true;
+  bool roce_pf = false;  // mlx5 RoCE PF port: full ethtool set, DCB fixture, OFED ECN files
   Rng rng;
+  Rng eth_rng;  // separate stream, so the sysfs counters do not depend on the ethtool model
 };
 
 struct Device {
@@ -626,7 +820,8 @@ struct FabricSim::State {
   uint64_t tick = 0;
   bool initialized = false;
   std::vector<Device> devices;
-  TreeWriter writer;
+  TreeWriter writer;    // root/sys, in-place rewrites
+  TreeWriter fixtures;  // root/fixtures (ethtool/, dcb/), temp file + rename
 
   bool mlx5() const { return cfg.layout == SimConfig::Layout::Mlx5; }
 
@@ -662,10 +857,12 @@ struct FabricSim::State {
     p.carrier_down = 1;
     p.up = true;
     p.half_width = false;
+    InitEth(p);
     if (!with_history) return;  // freshly (re-)probed device: everything starts at zero
     // Start from a plausible history (the port has been up for a while) so rates and deltas
     // look real from the first scrape. Error counters start at zero.
     const auto uptime = static_cast<double>(p.rng.Uniform(3600, 7 * 86400));
+    EthHistory(p, uptime);
     const auto tx = static_cast<uint64_t>(p.tx_rate * uptime);
     const auto rx = static_cast<uint64_t>(p.rx_rate * uptime);
     const auto set = [&](const char* key, uint64_t v) {
@@ -694,6 +891,179 @@ struct FabricSim::State {
     }
   }
 
+  // ---- netdev / ethtool statistics ------------------------------------------------------
+
+  static void InitEth(Port& p) {
+    p.eth.clear();
+    for (const char* n : kNetdevTrafficStats)
+      p.eth[n] = Counter{0, 64, kWrap, false};
+    if (!p.roce_pf) return;
+    for (const CounterDef& d : kEthtoolPortStats)
+      p.eth[d.name] = Counter{0, d.bits, d.overflow, false};
+    for (int k = 0; k < kPrioStatCount; ++k) {
+      for (int q = 0; q < 8; ++q)
+        p.eth[PrioName(static_cast<PrioStat>(k), q)] = Counter{0, 64, kWrap, false};
+    }
+    for (const char* n : kPauseStormStats)
+      p.eth[n] = Counter{0, 64, kWrap, false};
+  }
+
+  static void BumpEth(Port& p, const std::string& key, uint64_t n) {
+    auto it = p.eth.find(key);
+    if (it == p.eth.end() || it->second.frozen || n == 0) return;
+    it->second.Add(n);
+  }
+
+  static uint64_t EthValue(const Port& p, const std::string& key) {
+    auto it = p.eth.find(key);
+    return it == p.eth.end() ? 0 : it->second.value;
+  }
+
+  // Kernel-path (non-RDMA) traffic of a netdev per second: IPoIB / Ethernet management traffic.
+  // rxe sends RoCE through the netdev, so there the netdev carries all of it.
+  static constexpr double kSwBytesPerSecond = 2e6;
+
+  void EthHistory(Port& p, double uptime) {
+    Rng& r = p.eth_rng;
+    const auto u = static_cast<uint64_t>(uptime);
+    const uint64_t sw_rx = static_cast<uint64_t>(kSwBytesPerSecond * uptime);
+    const uint64_t sw_tx = sw_rx / 2;
+    if (!mlx5()) {
+      BumpEth(p, "rx_bytes", static_cast<uint64_t>(p.rx_rate * uptime));
+      BumpEth(p, "rx_packets", static_cast<uint64_t>(p.rx_rate * uptime) / 1024);
+      BumpEth(p, "tx_bytes", static_cast<uint64_t>(p.tx_rate * uptime));
+      BumpEth(p, "tx_packets", static_cast<uint64_t>(p.tx_rate * uptime) / 1024);
+      return;
+    }
+    BumpEth(p, "rx_bytes", sw_rx);
+    BumpEth(p, "rx_packets", sw_rx / 800);
+    BumpEth(p, "tx_bytes", sw_tx);
+    BumpEth(p, "tx_packets", sw_tx / 800);
+    if (!p.roce_pf) return;
+    BumpEth(p, "rx_csum_complete", sw_rx / 800);
+    const auto rx = static_cast<uint64_t>(p.rx_rate * uptime);
+    const auto tx = static_cast<uint64_t>(p.tx_rate * uptime);
+    const uint64_t cnp = u * 20;
+    BumpEth(p, PrioName(kRxPrioBytes, kDataPrio), rx);
+    BumpEth(p, PrioName(kRxPrioPackets, kDataPrio), rx / 4096);
+    BumpEth(p, PrioName(kTxPrioBytes, kDataPrio), tx);
+    BumpEth(p, PrioName(kTxPrioPackets, kDataPrio), tx / 4096);
+    BumpEth(p, PrioName(kRxPrioBytes, 0), sw_rx);
+    BumpEth(p, PrioName(kRxPrioPackets, 0), sw_rx / 800);
+    BumpEth(p, PrioName(kTxPrioBytes, 0), sw_tx);
+    BumpEth(p, PrioName(kTxPrioPackets, 0), sw_tx / 800);
+    BumpEth(p, PrioName(kRxPrioBytes, kCnpPrio), cnp * 64);
+    BumpEth(p, PrioName(kRxPrioPackets, kCnpPrio), cnp);
+    BumpEth(p, PrioName(kTxPrioBytes, kCnpPrio), cnp * 64);
+    BumpEth(p, PrioName(kTxPrioPackets, kCnpPrio), cnp);
+    BumpEth(p, "rx_bytes_phy", rx + sw_rx + cnp * 64);
+    BumpEth(p, "rx_packets_phy", rx / 4096 + sw_rx / 800 + cnp);
+    BumpEth(p, "tx_bytes_phy", tx + sw_tx + cnp * 64);
+    BumpEth(p, "tx_packets_phy", tx / 4096 + sw_tx / 800 + cnp);
+    const uint64_t rx_pause = u * r.Uniform(10, 60);
+    const uint64_t tx_pause = u * r.Uniform(2, 20);
+    BumpEth(p, PrioName(kRxPrioPause, kDataPrio), rx_pause);
+    BumpEth(p, PrioName(kRxPrioPauseDuration, kDataPrio), rx_pause * r.Uniform(5, 15));
+    BumpEth(p, PrioName(kRxPrioPauseTransition, kDataPrio), rx_pause / 3);
+    BumpEth(p, PrioName(kTxPrioPause, kDataPrio), tx_pause);
+    BumpEth(p, PrioName(kTxPrioPauseDuration, kDataPrio), tx_pause * r.Uniform(5, 15));
+    BumpEth(p, PrioName(kRxPrioMarked, kDataPrio), u * r.Uniform(1, 5));
+    BumpEth(p, "rx_corrected_bits_phy", u * r.Uniform(500, 3000));
+    BumpEth(p, "rx_buffer_passed_thres_phy", u / r.Uniform(10, 100));
+    BumpEth(p, "rx_out_of_buffer", u / r.Uniform(10, 100));
+    BumpEth(p, "outbound_pci_stalled_rd_events", u / 86400);
+  }
+
+  void AddPause(Port& p, int prio, bool rx, uint64_t frames) {
+    if (frames == 0) return;
+    Rng& r = p.eth_rng;
+    BumpEth(p, PrioName(rx ? kRxPrioPause : kTxPrioPause, prio), frames);
+    // Each pause holds the queue for a few µs at 400G (max quanta 65535 x 512 bit = 84 µs).
+    BumpEth(p, PrioName(rx ? kRxPrioPauseDuration : kTxPrioPauseDuration, prio),
+            frames * r.Uniform(2, 20));
+    if (rx) BumpEth(p, PrioName(kRxPrioPauseTransition, prio), (frames + 2) / 3);
+  }
+
+  // One tick of netdev statistics. `tx`/`rx` are the port's RDMA bytes this tick.
+  void EthTraffic(Port& p, uint64_t tx, uint64_t rx) {
+    const double dt = cfg.interval_seconds;
+    Rng& r = p.eth_rng;
+    const auto scaled = [&](double x) {
+      return static_cast<uint64_t>(std::llround(std::max(0.0, x * dt)));
+    };
+    if (!mlx5()) {  // rxe: RoCE goes through the netdev
+      BumpEth(p, "rx_bytes", rx);
+      BumpEth(p, "rx_packets", rx / 1024);
+      BumpEth(p, "tx_bytes", tx);
+      BumpEth(p, "tx_packets", tx / 1024);
+      return;
+    }
+    const uint64_t sw_rx = scaled(kSwBytesPerSecond * (0.5 + r.Unit()));
+    const uint64_t sw_tx = sw_rx / 2;
+    BumpEth(p, "rx_bytes", sw_rx);
+    BumpEth(p, "rx_packets", sw_rx / 800);
+    BumpEth(p, "tx_bytes", sw_tx);
+    BumpEth(p, "tx_packets", sw_tx / 800);
+    if (!p.roce_pf) return;
+    BumpEth(p, "rx_csum_complete", sw_rx / 800);
+
+    // Per-priority traffic: RDMA on the data priority, kernel traffic on 0, CNPs on 6.
+    const uint64_t cnp_rx = r.Uniform(0, scaled(40));
+    const uint64_t cnp_tx = r.Uniform(0, scaled(40));
+    BumpEth(p, PrioName(kRxPrioBytes, kDataPrio), rx);
+    BumpEth(p, PrioName(kRxPrioPackets, kDataPrio), rx / 4096);
+    BumpEth(p, PrioName(kTxPrioBytes, kDataPrio), tx);
+    BumpEth(p, PrioName(kTxPrioPackets, kDataPrio), tx / 4096);
+    BumpEth(p, PrioName(kRxPrioBytes, 0), sw_rx);
+    BumpEth(p, PrioName(kRxPrioPackets, 0), sw_rx / 800);
+    BumpEth(p, PrioName(kTxPrioBytes, 0), sw_tx);
+    BumpEth(p, PrioName(kTxPrioPackets, 0), sw_tx / 800);
+    BumpEth(p, PrioName(kRxPrioBytes, kCnpPrio), cnp_rx * 64);
+    BumpEth(p, PrioName(kRxPrioPackets, kCnpPrio), cnp_rx);
+    BumpEth(p, PrioName(kTxPrioBytes, kCnpPrio), cnp_tx * 64);
+    BumpEth(p, PrioName(kTxPrioPackets, kCnpPrio), cnp_tx);
+    BumpEth(p, "rx_bytes_phy", rx + sw_rx + cnp_rx * 64);
+    BumpEth(p, "rx_packets_phy", rx / 4096 + sw_rx / 800 + cnp_rx);
+    BumpEth(p, "tx_bytes_phy", tx + sw_tx + cnp_tx * 64);
+    BumpEth(p, "tx_packets_phy", tx / 4096 + sw_tx / 800 + cnp_tx);
+
+    // PFC: small pause counts on the data priority; rare ones on other PFC priorities.
+    for (int q = 0; q < 8; ++q) {
+      if ((p.pfc_mask & (1u << q)) == 0) continue;
+      if (q == kDataPrio) {
+        if (r.Chance(0.4)) AddPause(p, q, /*rx=*/true, r.Uniform(1, scaled(200)));
+        if (r.Chance(0.2)) AddPause(p, q, /*rx=*/false, r.Uniform(1, scaled(50)));
+      } else if (r.Chance(0.01)) {
+        AddPause(p, q, /*rx=*/true, 1);
+      }
+    }
+    if ((p.pfc_mask & (1u << kDataPrio)) == 0) {
+      // Lossless traffic without PFC: bursts overflow the receive buffer and are dropped.
+      const uint64_t drops = r.Uniform(0, scaled(3000));
+      BumpEth(p, PrioName(kRxPrioBufDiscard, kDataPrio), drops);
+      BumpEth(p, PrioName(kRxPrioDiscards, kDataPrio), drops / 4);
+      BumpEth(p, "rx_discards_phy", drops / 4);
+    }
+    if (r.Chance(0.05)) BumpEth(p, PrioName(kRxPrioMarked, kDataPrio), r.Uniform(1, 50));
+    if (r.Chance(0.002)) BumpEth(p, PrioName(kRxPrioCongDiscard, kDataPrio), 1);
+    if (r.Chance(0.002)) BumpEth(p, PrioName(kRxPrioBufDiscard, kDataPrio), 1);
+
+    // Physical layer: FEC corrects a few thousand bits per second; rare real errors.
+    BumpEth(p, "rx_corrected_bits_phy", r.Uniform(0, scaled(4000)));
+    if (r.Chance(0.002)) BumpEth(p, "rx_symbol_err_phy", 1);
+    if (r.Chance(0.002)) BumpEth(p, "rx_crc_errors_phy", 1);
+    if (r.Chance(0.0005)) BumpEth(p, "rx_pcs_symbol_err_phy", 1);
+    if (r.Chance(0.005)) BumpEth(p, "rx_discards_phy", 1);
+    if (r.Chance(0.05)) BumpEth(p, "rx_buffer_passed_thres_phy", r.Uniform(1, 5));
+    if (r.Chance(0.01)) BumpEth(p, "rx_out_of_buffer", r.Uniform(1, 20));
+
+    // PCIe: the stall gauges hover near zero (a scenario kSet overrides them afterwards).
+    for (const char* g : {"outbound_pci_stalled_rd", "outbound_pci_stalled_wr"}) {
+      auto it = p.eth.find(g);
+      if (it != p.eth.end() && !it->second.frozen) it->second.Set(r.Uniform(0, 2));
+    }
+  }
+
   void ResetDevice(Device& d) {
     d.aer_cor = AerStats{};
     d.aer_nonfatal = AerStats{};
@@ -701,6 +1071,8 @@ struct FabricSim::State {
     d.downtrained = false;
     for (Port& p : d.ports) {
       p.rng = Rng(MixSeed(cfg.seed, (static_cast<uint64_t>(d.index) << 16) + p.num));
+      p.eth_rng =
+          Rng(MixSeed(cfg.seed ^ 0xe7e7e7e7ULL, (static_cast<uint64_t>(d.index) << 16) + p.num));
       InitCounters(p, /*with_history=*/false);
     }
     ApplyInitialSets(d);
@@ -742,7 +1114,10 @@ struct FabricSim::State {
         Port p;
         p.num = pn;
         p.ib = ib;
+        p.roce_pf = mlx5() && !ib && !d.vf;
         p.rng = Rng(MixSeed(cfg.seed, (static_cast<uint64_t>(i) << 16) + pn));
+        p.eth_rng = Rng(MixSeed(cfg.seed ^ 0xe7e7e7e7ULL, (static_cast<uint64_t>(i) << 16) + pn));
+        p.mtu = ib ? 4092 : (mlx5() ? 9000 : 1500);
         if (mlx5()) {
           p.guid = d.node_guid + static_cast<uint64_t>(pn - 1);
           p.mac = {0xb8,
@@ -800,15 +1175,39 @@ struct FabricSim::State {
       *error = "fault device '" + cfg.fault_device + "' does not exist";
       return false;
     }
+    // RoCE-only scenarios: an InfiniBand port (or a VF, which has no DCB/ECN/PFC stats of
+    // its own) is replaced by the first RoCE PF. Without any RoCE PF the effects find no
+    // targets and the scenario does nothing.
+    if (fault_index >= 0 && scenario != nullptr && mlx5()) {
+      const bool roce_only =
+          std::any_of(scenario->effects.begin(), scenario->effects.end(),
+                      [](const Effect& e) { return e.kind == EffectKind::kRoceOnly; });
+      if (roce_only && !devices[static_cast<size_t>(fault_index)].ports[0].roce_pf) {
+        for (const Device& d : devices) {
+          if (d.ports[0].roce_pf) {
+            fault_index = d.index;
+            break;
+          }
+        }
+      }
+    }
     return true;
   }
 
   // ---- scenario ------------------------------------------------------------------------
 
+  static constexpr std::string_view kEthtoolPrefix = "ethtool/";
+
   Counter* FaultCounter(Device& d, const std::string& target) {
     if (d.ports.empty()) return nullptr;
-    auto it = d.ports[0].counters.find(target);
-    return it == d.ports[0].counters.end() ? nullptr : &it->second;
+    Port& p = d.ports[0];
+    if (target.starts_with(kEthtoolPrefix)) {
+      if (!p.roce_pf) return nullptr;  // the full ethtool set exists on mlx5 RoCE PFs only
+      auto it = p.eth.find(target.substr(kEthtoolPrefix.size()));
+      return it == p.eth.end() ? nullptr : &it->second;
+    }
+    auto it = p.counters.find(target);
+    return it == p.counters.end() ? nullptr : &it->second;
   }
 
   // Returns the AER stats + bit for "aer_dev_correctable/RxErr" style targets.
@@ -835,11 +1234,17 @@ struct FabricSim::State {
   void ApplyCounterEffect(Device& d, const Effect& e, bool initial) {
     if (e.target == nullptr) return;
     const std::string target = e.target;
+    const bool rate = e.kind == EffectKind::kAddRate;
+    const auto amount = [&](Rng& r) {
+      const uint64_t n = r.Uniform(e.lo, e.hi);
+      if (!rate) return n;
+      return static_cast<uint64_t>(std::llround(static_cast<double>(n) * cfg.interval_seconds));
+    };
     AerStats* aer = nullptr;
     int bit = -1;
     if (AerTarget(d, target, &aer, &bit)) {
-      if (e.kind == EffectKind::kAdd && !initial) {
-        const uint64_t n = d.rng.Uniform(e.lo, e.hi);
+      if ((e.kind == EffectKind::kAdd || rate) && !initial) {
+        const uint64_t n = amount(d.rng);
         aer->bits[static_cast<size_t>(bit)] += n;
         aer->total += n;
       } else if (e.kind == EffectKind::kSet) {
@@ -850,9 +1255,11 @@ struct FabricSim::State {
     }
     Counter* c = FaultCounter(d, target);
     if (c == nullptr) return;
+    Rng& rng = target.starts_with(kEthtoolPrefix) ? d.ports[0].eth_rng : d.ports[0].rng;
     switch (e.kind) {
       case EffectKind::kAdd:
-        if (!initial) c->Add(d.ports[0].rng.Uniform(e.lo, e.hi));
+      case EffectKind::kAddRate:
+        if (!initial) c->Add(amount(rng));
         break;
       case EffectKind::kSet:
         c->Set(e.lo);
@@ -881,6 +1288,12 @@ struct FabricSim::State {
     bool half_width = false;
     bool downtrained = false;
     bool present = true;
+    // RoCE configuration (healthy defaults).
+    uint8_t pfc_mask = 0x08;
+    bool trust_dscp = true;
+    int mtu = 0;  // 0 = the layout default
+    uint8_t ecn_mask = 0x08;
+    bool rocev2_gids = true;
   };
 
   FaultState EvalFault(uint64_t t) const {
@@ -907,11 +1320,37 @@ struct FabricSim::State {
         case EffectKind::kVanish:
           s.present = false;
           break;
+        case EffectKind::kPfcMask:
+          s.pfc_mask = static_cast<uint8_t>(e.lo);
+          break;
+        case EffectKind::kTrustPcp:
+          s.trust_dscp = false;
+          break;
+        case EffectKind::kMtu:
+          s.mtu = static_cast<int>(e.lo);
+          break;
+        case EffectKind::kEcnOff:
+          s.ecn_mask = static_cast<uint8_t>(s.ecn_mask & ~(1u << (e.lo & 7)));
+          break;
+        case EffectKind::kNoRoceV2Gid:
+          s.rocev2_gids = false;
+          break;
         default:
           break;
       }
     }
     return s;
+  }
+
+  int DefaultMtu(const Port& p) const { return p.ib ? 4092 : (mlx5() ? 9000 : 1500); }
+
+  // Applies the table's configuration state at `t` to the fault port.
+  void ApplyFaultConfig(Port& p, const FaultState& fs) const {
+    p.pfc_mask = fs.pfc_mask;
+    p.trust_dscp = fs.trust_dscp;
+    p.mtu = fs.mtu > 0 ? fs.mtu : DefaultMtu(p);
+    p.ecn_mask = fs.ecn_mask;
+    p.rocev2_gids = fs.rocev2_gids;
   }
 
   void SetPortUp(Port& p, bool up) {
@@ -927,6 +1366,7 @@ struct FabricSim::State {
       }
       auto it = p.counters.find("hw_counters/link_downed");  // rxe
       if (it != p.counters.end()) it->second.Add(1);
+      BumpEth(p, "link_down_events_phy", 1);  // mlx5 Ethernet: firmware physical-layer count
     }
   }
 
@@ -980,6 +1420,7 @@ struct FabricSim::State {
       if (r.Chance(0.01)) Bump(p, "hw_counters/duplicate_request", 1);
       if (r.Chance(0.005)) Bump(p, "hw_counters/local_ack_timeout_err", 1);
       if (r.Chance(0.005)) Bump(p, "hw_counters/packet_seq_err", 1);
+      EthTraffic(p, tx, rx);
     } else {
       const uint64_t tx_pkts = tx / 1024;
       const uint64_t rx_pkts = rx / 1024;
@@ -991,6 +1432,7 @@ struct FabricSim::State {
       if (r.Chance(0.01)) Bump(p, "hw_counters/duplicate_request", 1);
       if (r.Chance(0.01)) Bump(p, "hw_counters/out_of_seq_request", 1);
       if (r.Chance(0.005)) Bump(p, "hw_counters/rcvd_seq_err", 1);
+      EthTraffic(p, tx, rx);
     }
   }
 
@@ -1020,6 +1462,7 @@ struct FabricSim::State {
         SetPortUp(f.ports[0], fs.port_up);
         f.ports[0].half_width = fs.half_width;
         f.downtrained = fs.downtrained;
+        ApplyFaultConfig(f.ports[0], fs);
       }
     }
     for (Device& d : devices) {
@@ -1031,7 +1474,9 @@ struct FabricSim::State {
       Device& f = devices[static_cast<size_t>(fault_index)];
       if (f.present) {
         for (const Effect& e : scenario->effects) {
-          if ((e.kind == EffectKind::kAdd || e.kind == EffectKind::kSet) && InRange(e, tick)) {
+          if ((e.kind == EffectKind::kAdd || e.kind == EffectKind::kAddRate ||
+               e.kind == EffectKind::kSet) &&
+              InRange(e, tick)) {
             ApplyCounterEffect(f, e, /*initial=*/false);
           }
         }
@@ -1060,6 +1505,10 @@ struct FabricSim::State {
       }
       if (!w.Remove("bus/pci/devices/" + d.pci, error)) return false;
       if (!w.Remove(d.pci_rel, error)) return false;
+      for (const Port& p : d.ports) {  // the netdevs are gone: ethtool/DCB report ENODEV
+        if (!fixtures.Remove("ethtool/" + p.netdev, error)) return false;
+        if (!fixtures.Remove("dcb/" + p.netdev, error)) return false;
+      }
     } else {
       // Deleting an rxe link leaves the underlying Ethernet netdev in place.
       if (!w.Remove(IbRel(d), error)) return false;
@@ -1079,6 +1528,7 @@ struct FabricSim::State {
       for (const Port& p : d.ports) {
         if (!RenderPort(d, p, error)) return false;
         if (!RenderNetdev(d, p, error)) return false;
+        if (!RenderFixtures(d, p, error)) return false;
       }
     }
     return true;
@@ -1209,14 +1659,27 @@ struct FabricSim::State {
       for (size_t i = 0; i < 2 && i < gids.size(); ++i)
         gids[i] = want[i];
     }
+    if (!p.rocev2_gids) {  // deleted entries read as the zero GID, without types/ndevs
+      for (GidEntry& g : gids) {
+        if (g.type != nullptr && std::string_view(g.type) == "RoCE v2") g = GidEntry{};
+      }
+    }
     ok = w.Dir(b + "/gid_attrs/types", error) && w.Dir(b + "/gid_attrs/ndevs", error);
     for (size_t i = 0; ok && i < gids.size(); ++i) {
       const std::string idx = std::to_string(i);
+      const std::string type_rel = b + "/gid_attrs/types/" + idx;
+      const std::string ndev_rel = b + "/gid_attrs/ndevs/" + idx;
       ok = w.File(b + "/gids/" + idx, Line(Gid(gids[i].gid)), error);
       if (ok && gids[i].type != nullptr) {
-        ok = w.File(b + "/gid_attrs/types/" + idx, Line(gids[i].type), error);
+        ok = w.File(type_rel, Line(gids[i].type), error);
+      } else if (ok && w.HasFile(type_rel)) {
+        ok = w.Remove(type_rel, error);
       }
-      if (ok && gids[i].ndev) ok = w.File(b + "/gid_attrs/ndevs/" + idx, Line(p.netdev), error);
+      if (ok && gids[i].ndev) {
+        ok = w.File(ndev_rel, Line(p.netdev), error);
+      } else if (ok && w.HasFile(ndev_rel)) {
+        ok = w.Remove(ndev_rel, error);
+      }
     }
     if (!ok) return false;
 
@@ -1239,8 +1702,43 @@ struct FabricSim::State {
     } else {
       address = MacString(p.mac);
     }
-    const int mtu = p.ib ? 4092 : (mlx5() ? 9000 : 1500);
+    const int mtu = p.mtu > 0 ? p.mtu : DefaultMtu(p);
+    // Kernel netdev statistics. On mlx5e rx_dropped is the 2863 if_in_discards
+    // (rx_discards_phy), rx_missed_errors is rx_out_of_buffer and rx_crc_errors the 802.3 FCS
+    // errors (mlx5e_get_stats); packets/bytes are the kernel-path (SW) counters.
+    const uint64_t rx_crc = EthValue(p, "rx_crc_errors_phy");
+    const std::pair<const char*, uint64_t> stats[] = {
+        {"rx_packets", EthValue(p, "rx_packets")},
+        {"tx_packets", EthValue(p, "tx_packets")},
+        {"rx_bytes", EthValue(p, "rx_bytes")},
+        {"tx_bytes", EthValue(p, "tx_bytes")},
+        {"rx_errors", rx_crc},
+        {"tx_errors", EthValue(p, "tx_errors_phy")},
+        {"rx_dropped", EthValue(p, "rx_discards_phy")},
+        {"tx_dropped", 0},
+        {"rx_crc_errors", rx_crc},
+        {"rx_missed_errors", EthValue(p, "rx_out_of_buffer")},
+    };
+    for (const auto& [name, value] : stats) {
+      if (!w.File(b + "/statistics/" + name, Num(value), error)) return false;
+    }
+    if (p.roce_pf) {  // MLNX_OFED en_ecn.c: per-priority ECN enables (not on VFs)
+      for (int q = 0; q < 8; ++q) {
+        const char* on = (p.ecn_mask & (1u << q)) ? "1\n" : "0\n";
+        if (!w.File(Fmt("%s/ecn/roce_np/enable/%d", b.c_str(), q), on, error) ||
+            !w.File(Fmt("%s/ecn/roce_rp/enable/%d", b.c_str(), q), on, error)) {
+          return false;
+        }
+      }
+      if (!w.File(b + "/ecn/roce_np/min_time_between_cnps", "4\n", error) ||
+          !w.File(b + "/ecn/roce_np/cnp_dscp", "48\n", error) ||
+          !w.File(b + "/ecn/roce_np/cnp_802p_prio", SNum(kCnpPrio), error)) {
+        return false;
+      }
+    }
+    // flags: IFF_UP | IFF_BROADCAST | IFF_MULTICAST (the simulator never sets admin down).
     return w.File(b + "/address", Line(address), error) &&
+           w.File(b + "/flags", "0x1003\n", error) &&
            w.File(b + "/operstate", p.up ? "up\n" : "down\n", error) &&
            w.File(b + "/carrier", p.up ? "1\n" : "0\n", error) &&
            w.File(b + "/mtu", SNum(mtu), error) && w.File(b + "/speed", SNum(NetSpeed(p)), error) &&
@@ -1252,6 +1750,94 @@ struct FabricSim::State {
            w.File(b + "/type", p.ib ? "32\n" : "1\n", error) &&
            w.Link(b + "/device", "../../../" + d.pci, error) &&
            w.Link("class/net/" + p.netdev, "../../" + b, error);
+  }
+
+  // `ethtool -S` text: "NIC statistics:" then "     name: value" (ethtool do_gstats).
+  std::string RenderEthtool(const Port& p) const {
+    std::string out = "NIC statistics:\n";
+    out.reserve(8192);
+    const auto put = [&](std::string_view name, uint64_t v) {
+      out += "     ";
+      out += name;
+      out += ": ";
+      out += std::to_string(v);
+      out += '\n';
+    };
+    if (!mlx5()) {  // virtio_net under rxe: per-queue counters
+      put("rx_queue_0_packets", EthValue(p, "rx_packets"));
+      put("rx_queue_0_bytes", EthValue(p, "rx_bytes"));
+      put("rx_queue_0_drops", 0);
+      put("rx_queue_0_kicks", EthValue(p, "rx_packets") / 64);
+      put("tx_queue_0_packets", EthValue(p, "tx_packets"));
+      put("tx_queue_0_bytes", EthValue(p, "tx_bytes"));
+      put("tx_queue_0_kicks", EthValue(p, "tx_packets") / 16);
+      return out;
+    }
+    uint64_t rx_pause = 0;
+    uint64_t tx_pause = 0;
+    for (int q = 0; q < 8; ++q) {
+      rx_pause += EthValue(p, PrioName(kRxPrioPause, q));
+      tx_pause += EthValue(p, PrioName(kTxPrioPause, q));
+    }
+    for (const CounterDef& d : kEthtoolPortStats) {
+      const std::string_view name = d.name;
+      if (name == "rx_pause_ctrl_phy") {
+        put(name, rx_pause);
+      } else if (name == "tx_pause_ctrl_phy") {
+        put(name, tx_pause);
+      } else {
+        put(name, EthValue(p, d.name));
+      }
+    }
+    for (int q = 0; q < 8; ++q) {
+      for (int k = kRxPrioBytes; k <= kTxPrioPackets; ++k)
+        put(PrioName(static_cast<PrioStat>(k), q),
+            EthValue(p, PrioName(static_cast<PrioStat>(k), q)));
+    }
+    for (int q = 0; q < 8; ++q) {
+      if ((p.pfc_mask & (1u << q)) == 0) continue;  // PFC names only for PFC priorities
+      for (int k = kRxPrioPause; k <= kRxPrioPauseTransition; ++k)
+        put(PrioName(static_cast<PrioStat>(k), q),
+            EthValue(p, PrioName(static_cast<PrioStat>(k), q)));
+    }
+    for (const char* n : kPauseStormStats)
+      put(n, EthValue(p, n));
+    for (int q = 0; q < 8; ++q)
+      put(PrioName(kRxPrioBufDiscard, q), EthValue(p, PrioName(kRxPrioBufDiscard, q)));
+    for (int q = 0; q < 8; ++q) {
+      put(PrioName(kRxPrioCongDiscard, q), EthValue(p, PrioName(kRxPrioCongDiscard, q)));
+      put(PrioName(kRxPrioMarked, q), EthValue(p, PrioName(kRxPrioMarked, q)));
+    }
+    return out;
+  }
+
+  // iproute2 `dcb pfc show` + `dcb app show ... dscp-prio` lines.
+  static std::string RenderDcb(const Port& p) {
+    std::string out = "pfc-cap 8 macsec-bypass off delay 7\nprio-pfc";
+    for (int q = 0; q < 8; ++q)
+      out += Fmt(" %d:%s", q, (p.pfc_mask & (1u << q)) ? "on" : "off");
+    out += '\n';
+    if (p.trust_dscp) {  // DSCP trust: 64 APP entries, the default map prio = dscp >> 3
+      out += "dscp-prio";
+      for (int dscp = 0; dscp < 64; ++dscp)
+        out += Fmt(" %d:%d", dscp, dscp >> 3);
+      out += '\n';
+    }
+    return out;
+  }
+
+  // Fixture files for --path.fixtures: mlx5 RoCE PFs get ethtool + DCB, rxe netdevs get the
+  // virtio ethtool stats and "unsupported" DCB. VFs and IPoIB netdevs get nothing.
+  bool RenderFixtures(const Device& d, const Port& p, std::string* error) {
+    if (p.roce_pf) {
+      return fixtures.File("ethtool/" + p.netdev, RenderEthtool(p), error) &&
+             fixtures.File("dcb/" + p.netdev, RenderDcb(p), error);
+    }
+    if (!mlx5() && !d.vf) {
+      return fixtures.File("ethtool/" + p.netdev, RenderEthtool(p), error) &&
+             fixtures.File("dcb/" + p.netdev, "unsupported\n", error);
+    }
+    return true;
   }
 };
 
@@ -1269,6 +1855,14 @@ std::string FabricSim::sysfs_root() const {
 }
 uint64_t FabricSim::ticks() const {
   return state_->tick;
+}
+std::string FabricSim::fault_device() const {
+  const State& s = *state_;
+  if (s.fault_index < 0) return std::string();
+  return s.devices[static_cast<size_t>(s.fault_index)].name;
+}
+std::string FabricSim::fixtures_root() const {
+  return state_->cfg.root + "/fixtures";
 }
 
 bool FabricSim::WriteInitialTree(std::string* error) {
@@ -1299,6 +1893,14 @@ bool FabricSim::WriteInitialTree(std::string* error) {
   if (!s.ResolveFault(error)) return false;
   for (Device& d : s.devices)
     s.ApplyInitialSets(d);
+  if (s.fault_index >= 0) {  // table state at tick 0 (configuration faults start here)
+    Device& f = s.devices[static_cast<size_t>(s.fault_index)];
+    const State::FaultState fs = s.EvalFault(0);
+    s.SetPortUp(f.ports[0], fs.port_up);
+    f.ports[0].half_width = fs.half_width;
+    f.downtrained = fs.downtrained;
+    s.ApplyFaultConfig(f.ports[0], fs);
+  }
 
   std::error_code ec;
   fs::create_directories(c.root, ec);
@@ -1331,6 +1933,24 @@ bool FabricSim::WriteInitialTree(std::string* error) {
   }
   if (!s.writer.Dir("class/infiniband", error) || !s.writer.Dir("class/net", error) ||
       !s.writer.Dir("bus/pci/devices", error)) {
+    return false;
+  }
+  // DIR/fixtures is cleared only if an earlier run created it (marker file); a fixtures dir
+  // the simulator did not create is never deleted, only written into.
+  const std::string fix = c.root + "/fixtures";
+  const std::string marker = ".rdma_fabric_sim";
+  s.fixtures.Reset(fix, /*atomic=*/true);
+  if (fs::exists(fix + "/" + marker, ec)) {
+    fs::remove_all(fix, ec);
+    if (ec) {
+      *error = "remove " + fix + ": " + ec.message();
+      return false;
+    }
+  }
+  ec.clear();
+  if (!s.fixtures.Dir("ethtool", error) || !s.fixtures.Dir("dcb", error) ||
+      !s.fixtures.File(marker, "written by rdma_fabric_sim; removed and rewritten at start-up\n",
+                       error)) {
     return false;
   }
   if (!s.RenderAll(error)) return false;
@@ -1368,7 +1988,7 @@ std::string SimUsage() {
       "\n"
       "Writes a fake sysfs tree of RDMA devices to DIR/sys (removed and rewritten at start-up)\n"
       "and keeps it moving, one tick per --interval, until SIGINT/SIGTERM or --ticks.\n"
-      "Run the exporter with --path.sysfs=DIR/sys.\n"
+      "Run the exporter with --path.sysfs=DIR/sys --path.fixtures=DIR/fixtures.\n"
       "\n"
       "Flags:\n"
       "  --root DIR            output directory (required); DIR/sys is the sysfs root\n"
@@ -1389,6 +2009,13 @@ std::string SimUsage() {
       "Scenarios:\n";
   for (const Scenario& s : Scenarios())
     u += Fmt("  %-16s %s\n", s.name, s.description);
+  u += "\n"
+       "  * RoCE-only: if --fault-device is an InfiniBand device (or a VF), the first RoCE PF\n"
+       "    is used instead (mlx5_0 with the default --link-layer mixed). Configuration faults\n"
+       "    hold from tick 0.\n"
+       "\n"
+       "Besides DIR/sys, the simulator writes DIR/fixtures (ethtool/<netdev>, dcb/<netdev>) for\n"
+       "the exporter's --path.fixtures=DIR/fixtures.\n";
   return u;
 }
 

@@ -1,6 +1,7 @@
 // Fabric simulator: writes a fake Linux sysfs tree that looks like the kernel's view of
-// mlx5 (ConnectX-7) RDMA devices or rdma_rxe (Soft-RoCE) devices, and keeps it moving over
-// time under a named scenario. Deterministic for a given seed and tick count.
+// mlx5 (ConnectX-7) RDMA devices or rdma_rxe (Soft-RoCE) devices, plus `ethtool -S` and DCB
+// fixture files for the RoCE netdevs, and keeps them moving over time under a named scenario.
+// Deterministic for a given seed and tick count.
 //
 // Used by the exporter's demo mode, end-to-end tests and benchmarks. See README.md.
 #pragma once
@@ -42,7 +43,8 @@ class FabricSim {
   FabricSim(const FabricSim&) = delete;
   FabricSim& operator=(const FabricSim&) = delete;
 
-  // Removes root/sys if present, then writes the tick-0 tree.
+  // Removes root/sys if present, then writes the tick-0 tree and the fixture files under
+  // root/fixtures (cleared first if an earlier run of the simulator created it).
   bool WriteInitialTree(std::string* error);
   // Advances one tick and rewrites changed files in place (pwrite + ftruncate on the
   // existing inode, so readers holding open fds see new values).
@@ -53,6 +55,11 @@ class FabricSim {
   const SimConfig& config() const;
   // root + "/sys", the value to pass as --path.sysfs.
   std::string sysfs_root() const;
+  // root + "/fixtures" (ethtool/<netdev>, dcb/<netdev>), the value to pass as --path.fixtures.
+  std::string fixtures_root() const;
+  // The device the scenario hits after WriteInitialTree() (RoCE-only scenarios replace an
+  // InfiniBand fault device with the first RoCE PF); empty if none.
+  std::string fault_device() const;
 
  private:
   struct State;

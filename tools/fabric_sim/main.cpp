@@ -66,8 +66,12 @@ int main(int argc, char** argv) {
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
 
-  std::fprintf(stderr, "rdma_fabric_sim: serving %s (scenario %s, interval %gs)\n",
-               sim.sysfs_root().c_str(), config.scenario.c_str(), config.interval_seconds);
+  const std::string fault = sim.fault_device();
+  std::fprintf(stderr, "rdma_fabric_sim: serving %s and %s (scenario %s%s%s, interval %gs)\n",
+               sim.sysfs_root().c_str(), sim.fixtures_root().c_str(), config.scenario.c_str(),
+               config.scenario == "healthy" || fault.empty() ? "" : " on ",
+               config.scenario == "healthy" || fault.empty() ? "" : fault.c_str(),
+               config.interval_seconds);
   using Clock = std::chrono::steady_clock;
   const auto interval = std::chrono::duration_cast<Clock::duration>(
       std::chrono::duration<double>(config.interval_seconds));
