@@ -108,8 +108,8 @@ constexpr std::array<Family, kFamilyCount> kFamilies = {{
      "Received packets dropped due to an FCS (CRC) error at the physical port (ethtool "
      "rx_crc_errors_phy).",
      Type::kCounter},
-    {"rdma_phy_fec_corrected_bits_total",
-     "Bits corrected by the active FEC (RS/FC); rising = high raw bit error rate (ethtool "
+    {"rdma_phy_fec_corrected_bit_errors_total",
+     "Bit errors corrected by the active FEC (RS/FC); rising = high raw bit error rate (ethtool "
      "rx_corrected_bits_phy).",
      Type::kCounter},
     {"rdma_phy_uncorrectable_symbol_errors_total",
