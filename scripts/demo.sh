@@ -3,7 +3,11 @@
 # fabric (8 simulated ConnectX HCAs, RoCE and InfiniBand mixed, one SR-IOV VF), so that
 #   curl localhost:9879/metrics
 # shows live, moving RDMA metrics without RDMA hardware. Ctrl-C stops both processes.
+# The RoCE netdevs also get ethtool -S and DCB fixture files (PFC, DSCP map), read by the
+# exporter through --path.fixtures; --nccl.ib-tc=106 (DSCP 26 -> priority 3) is the NCCL
+# traffic class of the demo cluster.
 # Extra arguments go to rdma_fabric_sim, e.g.  ./scripts/demo.sh --scenario flap
+#                                             ./scripts/demo.sh --scenario pfc-storm
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
@@ -17,6 +21,8 @@ for _ in $(seq 100); do
   [ -e "$DEMO_ROOT/sys/class/infiniband" ] && break
   sleep 0.1
 done
-echo "demo fabric in $DEMO_ROOT/sys; metrics on http://localhost:${DEMO_PORT:-9879}/metrics" >&2
-./build/exporter/rdma_exporter --path.sysfs="$DEMO_ROOT/sys" --poll-interval=5s \
+echo "demo fabric in $DEMO_ROOT/sys and $DEMO_ROOT/fixtures;" \
+  "metrics on http://localhost:${DEMO_PORT:-9879}/metrics" >&2
+./build/exporter/rdma_exporter --path.sysfs="$DEMO_ROOT/sys" \
+  --path.fixtures="$DEMO_ROOT/fixtures" --nccl.ib-tc=106 --poll-interval=5s \
   --web.listen-address=":${DEMO_PORT:-9879}"
