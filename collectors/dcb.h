@@ -1,4 +1,8 @@
-// dcb: DCB support, PFC enabled priorities and QoS trust mode (rtnetlink DCB).
+// dcb: DCB state of the netdev of each Ethernet RDMA port of a PF (VFs have no DCB of their
+// own), from the DcbReader (rtnetlink RTM_GETDCB, or fixture files). Labels {device, port,
+// netdev}: rdma_dcb_supported; when supported also rdma_pfc_enabled{priority="0".."7"} and
+// rdma_qos_trust_info{mode="pcp"|"dscp"}. The DSCP->priority map is not exported here
+// (64 series per port); roce_config reads it from the DcbReader.
 #pragma once
 
 #include "rdma_exporter/collector.h"

@@ -1,22 +1,316 @@
-// Placeholder until the DCB reader lands.
+// DCB readers: IEEE 802.1Qaz PFC and APP table of a netdev, from rtnetlink (RTM_GETDCB) or from
+// fixture files holding iproute2 `dcb` output.
+#include <linux/dcbnl.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <netlink/attr.h>
+#include <netlink/handlers.h>
+#include <netlink/msg.h>
+#include <netlink/netlink.h>
+#include <netlink/socket.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+
+#include <algorithm>
 #include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string_view>
 
 #include "rdma_exporter/kernel_readers.h"
+#include "rdma_exporter/parse.h"
 
 namespace rdma_exporter {
 namespace {
-class Unsupported : public DcbReader {
+
+constexpr int kPriorities = 8;
+constexpr int kDscpValues = 64;
+
+// A DcbConfig with an empty DSCP map (every entry -1 = no APP entry).
+DcbConfig EmptyConfig() {
+  DcbConfig config;
+  config.dscp_to_priority.fill(-1);
+  return config;
+}
+
+// Adds one APP table entry; only DSCP entries (selector 5) are kept.
+void AddApp(const dcb_app& app, DcbConfig* out) {
+  if (app.selector != IEEE_8021QAZ_APP_SEL_DSCP) return;
+  if (app.protocol >= kDscpValues || app.priority >= kPriorities) return;
+  if (out->dscp_to_priority[app.protocol] < 0) ++out->dscp_entries;
+  out->dscp_to_priority[app.protocol] = app.priority;
+}
+
+// ---------------------------------------------------------------------------------------------
+// rtnetlink
+//
+// libnl-route has no DCB API, so the RTM_GETDCB request (struct dcbmsg + DCB_ATTR_IFNAME) is
+// built and its reply parsed with the libnl core message/attribute functions, the way iproute2's
+// `dcb` tool does it with its own netlink code.
+
+// Where the receive callbacks leave their results.
+struct DcbReply {
+  DcbConfig* out = nullptr;
+  bool got_reply = false;
+  int kernel_error = 0;  // positive errno from an NLMSG_ERROR
+};
+
+int ParseIeee(nlattr* ieee, DcbConfig* out) {
+  nlattr* tb[DCB_ATTR_IEEE_MAX + 1] = {};
+  if (nla_parse_nested(tb, DCB_ATTR_IEEE_MAX, ieee, nullptr) < 0) return EBADMSG;
+  if (nlattr* pfc_attr = tb[DCB_ATTR_IEEE_PFC]) {
+    ieee_pfc pfc{};
+    int len = nla_len(pfc_attr);
+    if (len < static_cast<int>(offsetof(ieee_pfc, pfc_en) + sizeof(pfc.pfc_en))) return EBADMSG;
+    std::memcpy(&pfc, nla_data(pfc_attr), std::min(static_cast<size_t>(len), sizeof(pfc)));
+    out->pfc_known = true;
+    out->pfc_cap = pfc.pfc_cap;
+    out->pfc_enabled = pfc.pfc_en;
+  }
+  if (nlattr* table = tb[DCB_ATTR_IEEE_APP_TABLE]) {
+    nlattr* entry;
+    int remaining;
+    nla_for_each_nested(entry, table, remaining) {
+      // DCB_ATTR_DCB_APP entries carry non-IEEE selectors (PCP); only IEEE ones matter here.
+      if (nla_type(entry) != DCB_ATTR_IEEE_APP) continue;
+      if (nla_len(entry) < static_cast<int>(sizeof(dcb_app))) continue;
+      dcb_app app{};
+      std::memcpy(&app, nla_data(entry), sizeof(app));
+      AddApp(app, out);
+    }
+  }
+  return 0;
+}
+
+int OnValid(nl_msg* msg, void* arg) {
+  auto* reply = static_cast<DcbReply*>(arg);
+  nlmsghdr* hdr = nlmsg_hdr(msg);
+  if (hdr->nlmsg_type != RTM_GETDCB) return NL_SKIP;
+  nlattr* tb[DCB_ATTR_MAX + 1] = {};
+  if (nlmsg_parse(hdr, sizeof(dcbmsg), tb, DCB_ATTR_MAX, nullptr) < 0) {
+    reply->kernel_error = EBADMSG;
+    return NL_STOP;
+  }
+  reply->got_reply = true;
+  reply->out->supported = true;
+  if (tb[DCB_ATTR_IEEE] != nullptr) {
+    int err = ParseIeee(tb[DCB_ATTR_IEEE], reply->out);
+    if (err != 0) reply->kernel_error = err;
+  }
+  return NL_STOP;
+}
+
+int OnError(sockaddr_nl*, nlmsgerr* error, void* arg) {
+  auto* reply = static_cast<DcbReply*>(arg);
+  reply->kernel_error = error->error < 0 ? -error->error : error->error;
+  return NL_STOP;
+}
+
+// libnl error code (negative NLE_*) -> errno, for failures before the kernel answered.
+int NlErrno(int nl_err) {
+  switch (-nl_err) {
+    case NLE_NOMEM:
+      return ENOMEM;
+    case NLE_PERM:
+      return EPERM;
+    case NLE_AGAIN:
+      return EAGAIN;
+    case NLE_NODEV:
+      return ENODEV;
+    case NLE_OPNOTSUPP:
+      return EOPNOTSUPP;
+    case NLE_MSGSIZE:
+      return EMSGSIZE;
+    default:
+      return EIO;
+  }
+}
+
+class DcbNetlinkReader : public DcbReader {
  public:
-  int Read(const std::string&, DcbConfig* out) override {
-    *out = DcbConfig{};
+  ~DcbNetlinkReader() override {
+    if (sock_ != nullptr) nl_socket_free(sock_);
+  }
+
+  int Read(const std::string& netdev, DcbConfig* out) override {
+    *out = EmptyConfig();
+    int err = Connect();
+    if (err != 0) return err;
+    err = Request(netdev, out);
+    if (err == EOPNOTSUPP) {
+      // The netdev has no dcbnl_ops (veth, most non-DCB NICs): not an error.
+      *out = EmptyConfig();
+      return 0;
+    }
+    if (err != 0) {
+      *out = EmptyConfig();
+      // A socket left in an unknown state (timeout, truncated reply) is rebuilt next time.
+      if (err != ENODEV && err != EINVAL) Disconnect();
+    }
+    return err;
+  }
+
+ private:
+  // The socket is created on first use, in the network namespace of the calling thread then.
+  int Connect() {
+    if (sock_ != nullptr) return 0;
+    sock_ = nl_socket_alloc();
+    if (sock_ == nullptr) return ENOMEM;
+    int err = nl_connect(sock_, NETLINK_ROUTE);
+    if (err < 0) {
+      Disconnect();
+      return NlErrno(err);
+    }
+    // A GET is answered by one reply or one NLMSG_ERROR; no ACK is requested.
+    nl_socket_disable_auto_ack(sock_);
+    nl_socket_enable_msg_peek(sock_);
+    // The kernel always answers; the timeout only guards against a wedged socket.
+    timeval timeout{};
+    timeout.tv_sec = 5;
+    setsockopt(nl_socket_get_fd(sock_), SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
     return 0;
   }
+
+  void Disconnect() {
+    if (sock_ != nullptr) nl_socket_free(sock_);
+    sock_ = nullptr;
+  }
+
+  int Request(const std::string& netdev, DcbConfig* out) {
+    nl_msg* msg = nlmsg_alloc_simple(RTM_GETDCB, NLM_F_REQUEST);
+    if (msg == nullptr) return ENOMEM;
+    dcbmsg header{};
+    header.dcb_family = AF_UNSPEC;
+    header.cmd = DCB_CMD_IEEE_GET;
+    int err = nlmsg_append(msg, &header, sizeof(header), NLMSG_ALIGNTO);
+    if (err >= 0) err = nla_put_string(msg, DCB_ATTR_IFNAME, netdev.c_str());
+    if (err >= 0) err = nl_send_auto(sock_, msg);
+    nlmsg_free(msg);
+    if (err < 0) return NlErrno(err);
+
+    DcbReply reply;
+    reply.out = out;
+    nl_cb* cb = nl_cb_clone(nl_socket_get_cb(sock_));
+    if (cb == nullptr) return ENOMEM;
+    nl_cb_set(cb, NL_CB_VALID, NL_CB_CUSTOM, OnValid, &reply);
+    nl_cb_err(cb, NL_CB_CUSTOM, OnError, &reply);
+    // One reply (not multipart): nl_recvmsgs returns after it.
+    err = nl_recvmsgs(sock_, cb);
+    nl_cb_put(cb);
+    if (reply.kernel_error != 0) return reply.kernel_error;
+    if (err < 0) return NlErrno(err);
+    return reply.got_reply ? 0 : EIO;
+  }
+
+  nl_sock* sock_ = nullptr;
 };
+
+// ---------------------------------------------------------------------------------------------
+// Fixture files
+
+// DSCP as `dcb app show` prints it: a number or a name of /etc/iproute2/rt_dsfield (the
+// dsfield value is DSCP << 2): default, CS0..CS7, AF11..AF43, EF.
+std::optional<int> ParseDscp(std::string_view s) {
+  if (auto n = ParseU64(s)) {
+    if (*n < kDscpValues) return static_cast<int>(*n);
+    return std::nullopt;
+  }
+  if (s == "default") return 0;
+  if (s == "EF") return 46;
+  if (s.size() == 3 && s.substr(0, 2) == "CS" && s[2] >= '0' && s[2] <= '7')
+    return (s[2] - '0') * 8;
+  if (s.size() == 4 && s.substr(0, 2) == "AF" && s[2] >= '1' && s[2] <= '4' && s[3] >= '1' &&
+      s[3] <= '3') {
+    return (s[2] - '0') * 8 + (s[3] - '0') * 2;
+  }
+  return std::nullopt;
+}
+
+std::optional<int> ParsePriority(std::string_view s) {
+  auto n = ParseU64(s);
+  if (!n || *n >= kPriorities) return std::nullopt;
+  return static_cast<int>(*n);
+}
+
+// Parses the content of dcb/<netdev>. Returns 0 or EINVAL for content it does not understand.
+int ParseFixture(const std::string& content, DcbConfig* out) {
+  *out = EmptyConfig();
+  if (Trim(content) == "unsupported") return 0;
+  out->supported = true;
+  std::istringstream lines(content);
+  std::string line;
+  while (std::getline(lines, line)) {
+    std::istringstream words(line);
+    std::string key;
+    if (!(words >> key)) continue;
+    std::string word;
+    if (key == "pfc-cap") {
+      // "pfc-cap 8 macsec-bypass off delay 7"
+      if (!(words >> word)) return EINVAL;
+      auto cap = ParseU64(word);
+      if (!cap || *cap > 0xff) return EINVAL;
+      out->pfc_cap = static_cast<uint8_t>(*cap);
+    } else if (key == "prio-pfc") {
+      // "prio-pfc 0:off 1:off 2:off 3:on ..."
+      out->pfc_known = true;
+      while (words >> word) {
+        size_t colon = word.find(':');
+        if (colon == std::string::npos) return EINVAL;
+        auto prio = ParsePriority(std::string_view(word).substr(0, colon));
+        std::string_view state = std::string_view(word).substr(colon + 1);
+        if (!prio || (state != "on" && state != "off")) return EINVAL;
+        if (state == "on") out->pfc_enabled |= static_cast<uint8_t>(1u << *prio);
+      }
+    } else if (key == "dscp-prio") {
+      // "dscp-prio 0:0 1:0 ... CS1:1 ..."
+      while (words >> word) {
+        size_t colon = word.find(':');
+        if (colon == std::string::npos) return EINVAL;
+        auto dscp = ParseDscp(std::string_view(word).substr(0, colon));
+        auto prio = ParsePriority(std::string_view(word).substr(colon + 1));
+        if (!dscp || !prio) return EINVAL;
+        dcb_app app{};
+        app.selector = IEEE_8021QAZ_APP_SEL_DSCP;
+        app.priority = static_cast<uint8_t>(*prio);
+        app.protocol = static_cast<uint16_t>(*dscp);
+        AddApp(app, out);
+      }
+    }
+    // Other `dcb` lines (macsec-bypass, delay, requests, indications, ets ...) are ignored.
+  }
+  return 0;
+}
+
+class DcbFixtureReader : public DcbReader {
+ public:
+  explicit DcbFixtureReader(std::string dir) : dir_(std::move(dir)) {}
+
+  int Read(const std::string& netdev, DcbConfig* out) override {
+    *out = EmptyConfig();
+    if (netdev.empty() || netdev.find('/') != std::string::npos) return ENODEV;
+    std::ifstream in(dir_ + "/" + netdev);
+    if (!in) return ENODEV;
+    std::stringstream content;
+    content << in.rdbuf();
+    int err = ParseFixture(content.str(), out);
+    if (err != 0) *out = EmptyConfig();
+    return err;
+  }
+
+ private:
+  std::string dir_;
+};
+
 }  // namespace
+
 std::unique_ptr<DcbReader> MakeDcbNetlinkReader() {
-  return std::make_unique<Unsupported>();
+  return std::make_unique<DcbNetlinkReader>();
 }
-std::unique_ptr<DcbReader> MakeDcbFixtureReader(std::string) {
-  return std::make_unique<Unsupported>();
+
+std::unique_ptr<DcbReader> MakeDcbFixtureReader(std::string dir) {
+  return std::make_unique<DcbFixtureReader>(std::move(dir));
 }
+
 }  // namespace rdma_exporter
