@@ -184,9 +184,12 @@ bool ParseFlags(const std::vector<std::string>& args, Options* options, std::str
       options->collector_overrides[collector] = enable ? on : !on;
       continue;
     }
-    static const char* kValueFlags[] = {
-        "web.listen-address", "web.telemetry-path", "path.sysfs", "poll-interval",
-        "device-include",     "device-exclude",     "log.level",  "log.format"};
+    static const char* kValueFlags[] = {"web.listen-address", "web.telemetry-path",
+                                        "path.sysfs",         "path.fixtures",
+                                        "poll-interval",      "device-include",
+                                        "device-exclude",     "collector.ethtool.metrics-include",
+                                        "nccl.ib-tc",         "roce.min-mtu",
+                                        "log.level",          "log.format"};
     bool known = false;
     for (const char* f : kValueFlags)
       known = known || name == f;

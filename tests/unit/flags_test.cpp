@@ -41,6 +41,20 @@ TEST(Flags, AcceptsEqualsAndSeparateValues) {
   EXPECT_TRUE(o.collector_overrides.at("pcie"));
 }
 
+TEST(Flags, AcceptsRoceAndFixtureFlags) {
+  Options o;
+  std::string error;
+  ASSERT_TRUE(Parse({"--nccl.ib-tc=106", "--roce.min-mtu", "9000", "--path.fixtures=/tmp/f",
+                     "--collector.ethtool.metrics-include=rx_.*"},
+                    &o, &error))
+      << error;
+  EXPECT_EQ(o.collector_options.nccl_ib_tc, 106);
+  EXPECT_EQ(o.collector_options.roce_min_mtu, 9000u);
+  EXPECT_EQ(o.fixtures_dir, "/tmp/f");
+  ASSERT_TRUE(o.collector_options.ethtool_metrics_include);
+  EXPECT_TRUE(std::regex_match("rx_bytes", *o.collector_options.ethtool_metrics_include));
+}
+
 TEST(Flags, RejectsWrongFlagsAndValuesWithOneLine) {
   const std::vector<std::vector<std::string>> bad = {
       {"--bogus"},
@@ -58,6 +72,11 @@ TEST(Flags, RejectsWrongFlagsAndValuesWithOneLine) {
       {"--path.sysfs"},
       {"positional"},
       {"--version=maybe"},
+      {"--nccl.ib-tc=256"},
+      {"--nccl.ib-tc=-1"},
+      {"--roce.min-mtu=big"},
+      {"--collector.ethtool.metrics-include=("},
+      {"--collector.ethtool.bogus=1"},
   };
   for (const auto& args : bad) {
     Options o;
