@@ -1,5 +1,6 @@
 #include "dcb.h"
 
+#include <cerrno>
 #include <set>
 
 #include "common.h"
@@ -17,6 +18,9 @@ bool DcbCollector::Collect(const Inventory& inventory, CollectContext& ctx, Metr
       if (!seen.insert(port.netdev).second) continue;
       DcbConfig config;
       int err = kernel->dcb->Read(port.netdev, &config);
+      // ENODEV (the netdev vanished, or lives in another network namespace) is reported by the
+      // netdev collector; counting it here too would double every such error.
+      if (err == ENODEV) continue;
       if (err != 0) {
         ctx.ReadFailed("dcb:" + port.netdev, err);
         continue;

@@ -252,16 +252,40 @@ TEST(DcbCollector, UnsupportedIsZeroWithoutPfcTrustOrError) {
   }
 }
 
-TEST(DcbCollector, MissingNetdevIsANoDeviceErrorAndCostsOnlyItsSeries) {
+TEST(DcbCollector, MissingNetdevCostsOnlyItsSeriesAndIsLeftToTheNetdevCollector) {
   DcbSetup s;
   s.Put("ens1f0np0", "ens1f0np0");
   DcbCollector collector;
   auto r = RunWithKernel(collector, s.sysfs, &s.kernel);
-  EXPECT_EQ(r.failures, 1u);
-  EXPECT_EQ(r.errors, (ErrorMap{{{"dcb", "no_device"}, 1}}));
+  // ENODEV: the netdev collector reports the missing netdev; dcb does not count it twice.
+  EXPECT_EQ(r.failures, 0u);
+  EXPECT_TRUE(r.errors.empty());
   EXPECT_EQ(Count(r.families, "rdma_dcb_supported"), 1u);
   EXPECT_EQ(Value(r.families, "rdma_dcb_supported", Netdev("mlx5_0", "ens1f0np0")), 1);
   EXPECT_EQ(Count(r.families, "rdma_pfc_enabled"), 8u);
+}
+
+// A DcbReader failing with a chosen errno.
+class FailingDcbReader : public DcbReader {
+ public:
+  explicit FailingDcbReader(int err) : err_(err) {}
+  int Read(const std::string&, DcbConfig* out) override {
+    *out = DcbConfig{};
+    return err_;
+  }
+
+ private:
+  int err_;
+};
+
+TEST(DcbCollector, OtherReadErrorsAreCountedPerNetdev) {
+  SysfsReader sysfs(Roce());
+  KernelReaders kernel;
+  kernel.dcb = std::make_unique<FailingDcbReader>(EIO);
+  DcbCollector collector;
+  auto r = RunWithKernel(collector, sysfs, &kernel);
+  EXPECT_TRUE(r.families.empty());
+  EXPECT_EQ(r.errors, (ErrorMap{{{"dcb", "io"}, 2}}));  // ens1f0np0 and ens2f0np0, not the VF
 }
 
 TEST(DcbCollector, NoKernelReadersNoSeries) {
