@@ -240,6 +240,18 @@ std::optional<Mapping> MapStat(std::string_view name) {
   return std::nullopt;
 }
 
+bool IsPriorityTraffic(FamilyId family) {
+  return family == kPriorityBytes || family == kPriorityPackets || family == kPriorityDiscards ||
+         family == kPriorityEcnMarked;
+}
+
+std::string LabelOf(const Labels& labels, std::string_view name) {
+  for (const auto& l : labels) {
+    if (l.name == name) return l.value;
+  }
+  return "";
+}
+
 }  // namespace
 
 void EthtoolCollector::Export(const Labels& labels, const std::string& netdev,
@@ -248,12 +260,27 @@ void EthtoolCollector::Export(const Labels& labels, const std::string& netdev,
   std::unordered_set<std::string_view> seen;
   std::set<std::string> generic_seen;
   size_t n = std::min(stats.names.size(), stats.values.size());
+  // Cardinality: the per-priority traffic families (bytes, packets, discards, ECN marks: 64
+  // series for 8 priorities) are exported for the priorities in use - PFC enabled (its pause
+  // names are present) or any per-priority counter non-zero. Counters only grow, so a priority
+  // that appears stays.
+  std::set<std::string> active_priorities;
+  for (size_t i = 0; i < n; ++i) {
+    std::string direction, priority;
+    std::string_view rest;
+    if (!SplitPriority(stats.names[i], &direction, &priority, &rest)) continue;
+    if (stats.values[i] != 0 || rest.substr(0, 5) == "pause") active_priorities.insert(priority);
+  }
   for (size_t i = 0; i < n; ++i) {
     const std::string& name = stats.names[i];
     if (!seen.insert(name).second) continue;
     uint64_t raw = stats.values[i];
     auto mapping = MapStat(name);
     if (mapping) {
+      if (IsPriorityTraffic(mapping->family) &&
+          !active_priorities.count(LabelOf(mapping->extra, "priority"))) {
+        continue;
+      }
       if (mapping->wraps32 && raw <= UINT32_MAX) raw = wraps_.Extend(netdev + "/" + name, raw);
       Labels all = labels;
       all.insert(all.end(), mapping->extra.begin(), mapping->extra.end());
