@@ -18,6 +18,14 @@ namespace {
 const std::string kExporter = RDMA_EXPORTER_BIN;
 const std::string kSimulator = RDMA_FABRIC_SIM_BIN;
 
+// Waits until the simulator has written its whole initial tree (it says "serving" then).
+void WaitForSimulator(Process& sim) {
+  for (int i = 0; i < 400 && sim.stderr_text().find("serving") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  ASSERT_NE(sim.stderr_text().find("serving"), std::string::npos) << sim.stderr_text();
+}
+
 // A running exporter on a free loopback port, ready (first poll done) when constructed.
 class Exporter {
  public:
@@ -197,9 +205,7 @@ TEST(Binary, DemoFabricMetricsMoveAndPassPromtool) {
   TempDir dir;
   Process sim({kSimulator, "--root", dir.path(), "--interval", "200ms"});
   std::string sys = dir.path() + "/sys";
-  for (int i = 0; i < 100 && !fs::exists(sys + "/class/infiniband/mlx5_0"); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+  WaitForSimulator(sim);
   Exporter exporter({"--path.sysfs=" + sys, "--poll-interval=200ms"});
   std::string first = exporter.Metrics();
   std::string series = "rdma_port_data_transmitted_bytes_total{device=\"mlx5_0\",port=\"1\"}";
@@ -217,14 +223,94 @@ TEST(Binary, DemoFabricMetricsMoveAndPassPromtool) {
   EXPECT_EQ(sim.Stop(), 0);
 }
 
+// The simulator with a scenario, and the exporter reading its ethtool/DCB fixtures.
+class RoceDemo {
+ public:
+  explicit RoceDemo(const std::string& scenario) {
+    sim_ = std::make_unique<Process>(
+        std::vector<std::string>{kSimulator, "--root", dir_.path(), "--interval", "200ms",
+                                 "--scenario", scenario, "--fault-device", "mlx5_0"});
+    WaitForSimulator(*sim_);
+    exporter_ = std::make_unique<Exporter>(std::vector<std::string>{
+        "--path.sysfs=" + dir_.path() + "/sys", "--path.fixtures=" + dir_.path() + "/fixtures",
+        "--nccl.ib-tc=106", "--poll-interval=200ms"});
+  }
+  ~RoceDemo() {
+    exporter_.reset();
+    EXPECT_EQ(sim_->Stop(), 0);
+  }
+  std::string Metrics() { return exporter_->Metrics(); }
+
+ private:
+  TempDir dir_;
+  std::unique_ptr<Process> sim_;
+  std::unique_ptr<Exporter> exporter_;
+};
+
+const std::string kRocePort = "device=\"mlx5_0\",port=\"1\",netdev=\"ens1f0np0\"";
+
+TEST(Binary, DemoShowsLosslessFabricSignalsOfAHealthyRocePort) {
+  RoceDemo demo("healthy");
+  std::string text = demo.Metrics();
+  EXPECT_EQ(SampleValue(text, "rdma_nccl_priority{" + kRocePort + "}"), 3);  // TC 106 -> DSCP 26
+  for (const char* check : {"pfc_on_nccl_priority", "pfc_only_on_nccl_priority", "trust_dscp",
+                            "ecn_np_on_nccl_priority", "ecn_rp_on_nccl_priority",
+                            "mtu_at_least_4200", "roce_v2_gid_present"}) {
+    EXPECT_EQ(SampleValue(text, "rdma_roce_config_ok{" + kRocePort + ",check=\"" + check + "\"}"),
+              1)
+        << check;
+  }
+  EXPECT_EQ(SampleValue(text, "rdma_pfc_enabled{" + kRocePort + ",priority=\"3\"}"), 1);
+  EXPECT_EQ(SampleValue(text, "rdma_pfc_enabled{" + kRocePort + ",priority=\"0\"}"), 0);
+  EXPECT_EQ(SampleValue(text, "rdma_qos_trust_info{" + kRocePort + ",mode=\"dscp\"}"), 1);
+  EXPECT_EQ(SampleValue(text, "rdma_ecn_enabled{" + kRocePort + ",role=\"np\",priority=\"3\"}"), 1);
+  EXPECT_GE(SampleValue(text, "rdma_pfc_pause_frames_total{" + kRocePort +
+                                  ",direction=\"tx\",priority=\"3\"}"),
+            0);
+  EXPECT_EQ(SampleValue(text, "rdma_netdev_up{" + kRocePort + "}"), 1);
+  EXPECT_EQ(SampleValue(text, "rdma_netdev_mtu_bytes{" + kRocePort + "}"), 9000);
+  size_t errors = text.find("rdma_exporter_read_errors_total{");
+  EXPECT_EQ(errors, std::string::npos) << text.substr(errors, 200);
+  ExpectPromtoolClean(text);
+}
+
+TEST(Binary, MisconfigScenarioFailsTheRoceChecks) {
+  RoceDemo demo("misconfig");
+  std::string text = demo.Metrics();
+  auto check = [&](const char* name) {
+    return SampleValue(text, "rdma_roce_config_ok{" + kRocePort + ",check=\"" + name + "\"}");
+  };
+  EXPECT_EQ(check("mtu_at_least_4200"), 0);
+  EXPECT_EQ(check("trust_dscp"), 0);
+  EXPECT_EQ(check("roce_v2_gid_present"), 0);
+  // PCP trust: the NCCL priority cannot be derived, so the priority checks are unknown, not bad.
+  EXPECT_EQ(check("pfc_on_nccl_priority"), -1);
+  EXPECT_EQ(SampleValue(text, "rdma_nccl_priority{" + kRocePort + "}"), -1);
+  EXPECT_EQ(SampleValue(text, "rdma_pfc_enabled{" + kRocePort + ",priority=\"0\"}"), 1);
+  EXPECT_EQ(SampleValue(text, "rdma_pfc_enabled{" + kRocePort + ",priority=\"3\"}"), 0);
+  EXPECT_EQ(SampleValue(text, "rdma_qos_trust_info{" + kRocePort + ",mode=\"pcp\"}"), 1);
+}
+
+TEST(Binary, PfcStormScenarioShowsPauseTimeAndStormEvents) {
+  RoceDemo demo("pfc-storm");
+  std::string series =
+      "rdma_pfc_pause_duration_seconds_total{" + kRocePort + ",direction=\"tx\",priority=\"3\"}";
+  double before = SampleValue(demo.Metrics(), series);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  std::string text = demo.Metrics();
+  EXPECT_GT(SampleValue(text, series), before + 0.3);  // paused for much of the 1.5 s
+  EXPECT_GT(
+      SampleValue(text, "rdma_pfc_storm_events_total{" + kRocePort + ",severity=\"warning\"}"), 0);
+  EXPECT_GT(SampleValue(text, "rdma_pfc_storm_events_total{" + kRocePort + ",severity=\"error\"}"),
+            0);
+}
+
 TEST(Binary, VanishedDeviceDisappearsAndReturnsWithoutRestart) {
   TempDir dir;
   Process sim({kSimulator, "--root", dir.path(), "--interval", "400ms", "--scenario", "vanish",
                "--fault-device", "mlx5_1"});
   std::string sys = dir.path() + "/sys";
-  for (int i = 0; i < 100 && !fs::exists(sys + "/class/infiniband/mlx5_1"); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+  WaitForSimulator(sim);
   Exporter exporter({"--path.sysfs=" + sys, "--poll-interval=100ms"});
   auto has_device = [&] {
     return exporter.Metrics().find("device=\"mlx5_1\"") != std::string::npos;
