@@ -9,7 +9,9 @@
 #include "pcie.h"
 #include "port_counters.h"
 #include "port_state.h"
+#include "rdma_netlink.h"
 #include "roce_config.h"
+#include "verbs.h"
 
 #include <type_traits>
 
@@ -36,10 +38,11 @@ CollectorFactory Entry() {
 
 const std::vector<CollectorFactory>& CollectorRegistry() {
   static const std::vector<CollectorFactory> registry = {
-      Entry<DeviceInfoCollector>(), Entry<PortStateCollector>(),  Entry<PortCountersCollector>(),
-      Entry<HwCountersCollector>(), Entry<PcieCollector>(),       Entry<GidTableCollector>(),
-      Entry<NetdevCollector>(),     Entry<EthtoolCollector>(),    Entry<DcbCollector>(),
-      Entry<EcnCollector>(),        Entry<RoceConfigCollector>(),
+      Entry<DeviceInfoCollector>(),  Entry<PortStateCollector>(),  Entry<PortCountersCollector>(),
+      Entry<HwCountersCollector>(),  Entry<PcieCollector>(),       Entry<GidTableCollector>(),
+      Entry<NetdevCollector>(),      Entry<EthtoolCollector>(),    Entry<DcbCollector>(),
+      Entry<EcnCollector>(),         Entry<RoceConfigCollector>(), Entry<VerbsCollector>(),
+      Entry<RdmaNetlinkCollector>(),
   };
   return registry;
 }

@@ -12,8 +12,8 @@ namespace {
 constexpr const char* kOkHelp =
     "1 if a RoCE configuration check passes on the port, 0 if it fails (checks: "
     "pfc_on_nccl_priority, pfc_only_on_nccl_priority, trust_dscp, ecn_np_on_nccl_priority, "
-    "ecn_rp_on_nccl_priority, mtu_at_least_4200, roce_v2_gid_present). Checks whose input is "
-    "unknown are absent.";
+    "ecn_rp_on_nccl_priority, mtu_at_least_4200, active_mtu_at_least_4096, roce_v2_gid_present). "
+    "Checks whose input is unknown are absent.";
 
 // True if the port's GID table has a RoCE v2 entry that is not link-local: NCCL picks a routable
 // (by default IPv4-mapped) RoCE v2 GID and fails to connect without one.
@@ -64,6 +64,19 @@ bool RoceConfigCollector::Collect(const Inventory& inventory, CollectContext& ct
         NetdevState state;
         if (kernel->netdev->Read(port.netdev, &state) == 0 && state.mtu) {
           check("mtu_at_least_4200", *state.mtu >= min_mtu_);
+        }
+      }
+
+      // NCCL on RoCE wants the 4096-byte path MTU; the port gets it only when the netdev MTU
+      // leaves room for the RoCE headers (>= 4200).
+      if (kernel != nullptr && kernel->verbs != nullptr) {
+        VerbsDevice verbs;
+        if (kernel->verbs->ReadDevice(device.name, &verbs) == 0) {
+          for (const auto& vport : verbs.ports) {
+            if (vport.port == port.number && vport.active_mtu_bytes != 0) {
+              check("active_mtu_at_least_4096", vport.active_mtu_bytes >= 4096);
+            }
+          }
         }
       }
 

@@ -11,6 +11,14 @@
 //                      The single word "unsupported" = the netdev has no DCB (EOPNOTSUPP).
 //   netdev link state  read from the sysfs tree: class/net/<netdev>/{operstate,flags,carrier,
 //                      mtu,carrier_changes,carrier_up_count,carrier_down_count,statistics/*}.
+//   verbs/<device>     the output of `ibv_devinfo -v -d <device>` ("hca_id: rxe0", "max_qp: N",
+//                      "port: 1", "max_mtu: 4096 (5)", "active_mtu: 1024 (3)", ...). A missing
+//                      file or no "hca_id: <device>" block = ENODEV. No verbs/ directory = no
+//                      verbs reader.
+//   rdma/res           `rdma resource show` of all devices: "0: rxe0: pd 2 cq 2 qp 3 ...".
+//   rdma/statistic     `rdma statistic show` of all ports: "link rxe0/1 sent_pkts 181252 ...".
+//                      A device (or port) without a line = ENODEV. No rdma/ directory = no
+//                      RDMA netlink reader.
 #pragma once
 
 #include <array>
@@ -92,14 +100,74 @@ class NetdevReader {
   virtual int Read(const std::string& netdev, NetdevState* out) = 0;
 };
 
+// One port as ibv_query_port reports it.
+struct VerbsPort {
+  unsigned port = 0;
+  uint32_t active_mtu_bytes = 0;  // IBV_MTU_* enum -> 256..4096; 0 = unknown
+  uint32_t max_mtu_bytes = 0;
+  int state = 0;  // enum ibv_port_state (4 = ACTIVE)
+};
+
+// Device limits (ibv_query_device) and ports of one device.
+struct VerbsDevice {
+  uint64_t max_qp = 0, max_cq = 0, max_mr = 0, max_pd = 0, max_srq = 0;
+  uint64_t max_qp_wr = 0, max_cqe = 0;
+  std::vector<VerbsPort> ports;  // ordered by port number
+};
+
+class VerbsReader {
+ public:
+  virtual ~VerbsReader() = default;
+  // Called once at the start of each poll (the libibverbs reader refreshes its device list).
+  virtual void BeginPoll() {}
+  // Returns 0 or an errno value (ENODEV: no such verbs device; EACCES/ENOENT: the uverbs
+  // character device cannot be opened).
+  virtual int ReadDevice(const std::string& device, VerbsDevice* out) = 0;
+};
+
+// Remembers each device's reply for the rest of a poll: the verbs and roce_config collectors
+// both need it, and each read opens a verbs context.
+class PerPollVerbsCache : public VerbsReader {
+ public:
+  explicit PerPollVerbsCache(std::unique_ptr<VerbsReader> inner) : inner_(std::move(inner)) {}
+  void BeginPoll() override {
+    replies_.clear();
+    inner_->BeginPoll();
+  }
+  int ReadDevice(const std::string& device, VerbsDevice* out) override;
+
+ private:
+  std::unique_ptr<VerbsReader> inner_;
+  std::map<std::string, std::pair<int, VerbsDevice>> replies_;
+};
+
+// RDMA netlink (NETLINK_RDMA, the interface of iproute2's `rdma` tool).
+class RdmaNetlinkReader {
+ public:
+  virtual ~RdmaNetlinkReader() = default;
+  // Called once at the start of each poll (the netlink reader forgets its name -> index map).
+  virtual void BeginPoll() {}
+  // The resource summary of a device (RDMA_NLDEV_CMD_RES_GET): name ("pd", "cq", "qp", "cm_id",
+  // "mr", "ctx", "srq") -> current count. Returns 0 or an errno value (ENODEV: unknown device).
+  virtual int ReadResources(const std::string& device, std::map<std::string, uint64_t>* counts) = 0;
+  // Every hw counter of a port, including enabled optional ones (RDMA_NLDEV_CMD_STAT_GET), in
+  // kernel order. Returns 0 or an errno value (ENODEV: unknown device or port).
+  virtual int ReadHwCounters(const std::string& device, unsigned port,
+                             std::vector<std::pair<std::string, uint64_t>>* out) = 0;
+};
+
 struct KernelReaders {
   std::unique_ptr<EthtoolReader> ethtool;
   std::unique_ptr<DcbReader> dcb;
   std::unique_ptr<NetdevReader> netdev;
+  std::unique_ptr<VerbsReader> verbs;          // nullptr: verbs data unavailable
+  std::unique_ptr<RdmaNetlinkReader> rdma_nl;  // nullptr: RDMA netlink data unavailable
   // Called by the poller before the collectors run.
   void BeginPoll() {
     if (dcb != nullptr) dcb->BeginPoll();
     if (netdev != nullptr) netdev->BeginPoll();
+    if (verbs != nullptr) verbs->BeginPoll();
+    if (rdma_nl != nullptr) rdma_nl->BeginPoll();
   }
 };
 
@@ -113,5 +181,9 @@ std::unique_ptr<DcbReader> MakeDcbNetlinkReader();
 std::unique_ptr<DcbReader> MakeDcbFixtureReader(std::string dir);
 std::unique_ptr<NetdevReader> MakeNetdevNetlinkReader();
 std::unique_ptr<NetdevReader> MakeNetdevSysfsReader(SysfsReader& sysfs);
+std::unique_ptr<VerbsReader> MakeVerbsLibibverbsReader();
+std::unique_ptr<VerbsReader> MakeVerbsFixtureReader(std::string dir);
+std::unique_ptr<RdmaNetlinkReader> MakeRdmaNetlinkKernelReader();
+std::unique_ptr<RdmaNetlinkReader> MakeRdmaNetlinkFixtureReader(std::string dir);
 
 }  // namespace rdma_exporter
