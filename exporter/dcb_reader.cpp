@@ -19,6 +19,7 @@
 #include <sstream>
 #include <string_view>
 
+#include "dcb_reader.h"
 #include "rdma_exporter/kernel_readers.h"
 #include "rdma_exporter/parse.h"
 
@@ -84,21 +85,29 @@ int ParseIeee(nlattr* ieee, DcbConfig* out) {
   return 0;
 }
 
+}  // namespace
+
+int ParseDcbReply(nlmsghdr* hdr, DcbConfig* out) {
+  nlattr* tb[DCB_ATTR_MAX + 1] = {};
+  if (nlmsg_parse(hdr, sizeof(dcbmsg), tb, DCB_ATTR_MAX, nullptr) < 0) return EBADMSG;
+  out->supported = true;
+  if (tb[DCB_ATTR_IEEE] != nullptr) return ParseIeee(tb[DCB_ATTR_IEEE], out);
+  return 0;
+}
+
+namespace {
+
 int OnValid(nl_msg* msg, void* arg) {
   auto* reply = static_cast<DcbReply*>(arg);
   nlmsghdr* hdr = nlmsg_hdr(msg);
   if (hdr->nlmsg_type != RTM_GETDCB) return NL_SKIP;
-  nlattr* tb[DCB_ATTR_MAX + 1] = {};
-  if (nlmsg_parse(hdr, sizeof(dcbmsg), tb, DCB_ATTR_MAX, nullptr) < 0) {
-    reply->kernel_error = EBADMSG;
+  int err = ParseDcbReply(hdr, reply->out);
+  if (err == EBADMSG && !reply->out->supported) {
+    reply->kernel_error = err;
     return NL_STOP;
   }
   reply->got_reply = true;
-  reply->out->supported = true;
-  if (tb[DCB_ATTR_IEEE] != nullptr) {
-    int err = ParseIeee(tb[DCB_ATTR_IEEE], reply->out);
-    if (err != 0) reply->kernel_error = err;
-  }
+  if (err != 0) reply->kernel_error = err;
   return NL_STOP;
 }
 
