@@ -14,6 +14,10 @@ PACKAGES=(
   prometheus curl tar gzip ca-certificates
   # kernel tests: network namespaces and veth pairs; ethtool to cross-check the ioctl reader
   iproute2 ethtool
+  # VM tier (tests/vm): Debian's kernel under qemu with Soft-RoCE; the initramfs is built from
+  # busybox-static, kmod and the host's rdma tools (rdma, ibv_devinfo, ibv_rc_pingpong, ib_write_bw)
+  qemu-system-x86 linux-image-amd64 busybox-static rdma-core ibverbs-utils ibverbs-providers
+  rdmacm-utils perftest infiniband-diags kmod cpio
 )
 
 missing=()
