@@ -229,13 +229,24 @@ expect "rxe0 rdma_hw_rdma_sends_total unchanged by the rxe1 pingpong (sysfs delt
 s_pkts=$(hw rxe0 sent_pkts); s_rpkts=$(hw rxe0 rcvd_pkts); s_sends=$(hw rxe0 rdma_sends)
 m_pkts=$(mval rdma_hw_sent_pkts_total "device=rxe0|port=1"); m_rpkts=$(mval rdma_hw_rcvd_pkts_total "device=rxe0|port=1")
 m_sends=$(mval rdma_hw_rdma_sends_total "device=rxe0|port=1")
-timeout 60 ib_write_bw -d rxe0 -x "$G0" -s 65536 -n 200 -p 18516 > /tmp/wb-server.txt 2>&1 &
-SRV=$!
-sleep 1
-timeout 60 ib_write_bw -d rxe0 -x "$G0" -s 65536 -n 200 -p 18516 10.0.2.15 > /tmp/wb-client.txt 2>&1; crc=$?
-wait $SRV; src=$?
-cp /tmp/wb-client.txt "$OUT/ib_write_bw-client.txt"
-expect "ib_write_bw -s 65536 -n 200 on rxe0: client and server exit 0" "$crc/$src" "0/0"
+# -F: no CPU-frequency check (TCG). One retry: under a loaded host, perftest has been seen to
+# exit 1 after the transfer without printing a result line (client output kept in $OUT).
+write_bw() {   # ATTEMPT
+  timeout 60 ib_write_bw -F -d rxe0 -x "$G0" -s 65536 -n 200 -p $((18516 + $1)) > /tmp/wb-server.txt 2>&1 &
+  SRV=$!
+  sleep 1
+  timeout 60 ib_write_bw -F -d rxe0 -x "$G0" -s 65536 -n 200 -p $((18516 + $1)) 10.0.2.15 > /tmp/wb-client.txt 2>&1; crc=$?
+  wait $SRV; src=$?
+  cp /tmp/wb-client.txt "$OUT/ib_write_bw-client-$1.txt"; cp /tmp/wb-server.txt "$OUT/ib_write_bw-server-$1.txt"
+  [ $crc = 0 ] && [ $src = 0 ]
+}
+if write_bw 1; then
+  ok "ib_write_bw -s 65536 -n 200 on rxe0: client and server exit 0"
+elif write_bw 2; then
+  ok "ib_write_bw -s 65536 -n 200 on rxe0: client and server exit 0 (FLAKY: second attempt; first in ib_write_bw-*-1.txt)"
+else
+  notok "ib_write_bw -s 65536 -n 200 on rxe0: client and server exit 0: got '$crc/$src' twice; tail: $(tail -2 /tmp/wb-client.txt | tr '\n' ' ')"
+fi
 d_pkts=$(( $(hw rxe0 sent_pkts) - s_pkts )); d_rpkts=$(( $(hw rxe0 rcvd_pkts) - s_rpkts ))
 # 200 x 64 KiB at MTU 1024 = 12800 WRITE packets at least
 [ $d_pkts -ge 12800 ] && ok "rxe0 sysfs sent_pkts rose by >= 12800 under ib_write_bw ($d_pkts)" ||
