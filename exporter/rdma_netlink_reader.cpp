@@ -75,7 +75,9 @@ int NlErrno(int nl_err) {
     case NLE_MSGSIZE:
       return EMSGSIZE;
     case NLE_PROTO_MISMATCH:
-      return EPROTONOSUPPORT;  // no NETLINK_RDMA: ib_core not loaded
+      // No NETLINK_RDMA (ib_core not loaded, or a sandbox without it): no device is known to
+      // RDMA netlink.
+      return ENODEV;
     default:
       return EIO;
   }

@@ -236,5 +236,60 @@ TEST(PerPollDcbCache, QueriesEachNetdevOncePerPoll) {
   EXPECT_EQ(raw->calls, 3);
 }
 
+// Active path MTU from the verbs reader: ibv_query_port active_mtu of each RoCE port.
+class FakeVerbs : public VerbsReader {
+ public:
+  std::map<std::string, uint32_t> active_mtu;  // device -> port 1's active MTU
+  int ReadDevice(const std::string& device, VerbsDevice* out) override {
+    *out = VerbsDevice{};
+    auto it = active_mtu.find(device);
+    if (it == active_mtu.end()) return ENODEV;
+    out->ports.push_back({1, it->second, 4096, 4});
+    return 0;
+  }
+};
+
+TEST_F(RoceConfigTest, ActiveMtu4096PassesAndSmallerFails) {
+  auto* verbs = new FakeVerbs;
+  kernel_.verbs.reset(verbs);
+  verbs->active_mtu = {{"mlx5_0", 4096}, {"mlx5_1", 1024}};
+  auto r = Run(106);
+  EXPECT_EQ(Check(r, "ens1f0np0", "active_mtu_at_least_4096"), 1);
+  EXPECT_EQ(Check(r, "ens1f0v0", "active_mtu_at_least_4096"), 0);
+  // mlx5_2 is unknown to verbs (ENODEV): the check is absent, not failed.
+  EXPECT_EQ(Check(r, "ens2f0np0", "active_mtu_at_least_4096"), std::nullopt);
+  EXPECT_EQ(Check(r, "ens2f0np0", "roce_v2_gid_present"), 0);
+  verbs->active_mtu["mlx5_0"] = 2048;  // netdev MTU 4200 > x >= 2200
+  EXPECT_EQ(Check(Run(106), "ens1f0np0", "active_mtu_at_least_4096"), 0);
+}
+
+TEST_F(RoceConfigTest, ActiveMtuCheckAbsentWithoutVerbs) {
+  auto r = Run(106);
+  EXPECT_EQ(Check(r, "ens1f0np0", "active_mtu_at_least_4096"), std::nullopt);
+  EXPECT_EQ(Check(r, "ens1f0np0", "mtu_at_least_4200"), 1);
+}
+
+TEST(RoceConfigRxe, RxeCaptureActiveMtu1024FailsTheCheck) {
+  // The capture's rxe ports run at active_mtu 1024 on eth0/eth1 with netdev MTU 1500.
+  KernelReaders kernel;
+  kernel.verbs = MakeVerbsFixtureReader(FixturePath("verbs"));
+  RoceConfigCollector collector{CollectorOptions{}};
+  SysfsReader sysfs(RxeCaptureSysfs());
+  std::vector<DiscoveryError> errors;
+  Inventory inventory = DiscoverInventory(sysfs, {}, &errors);
+  ErrorTracker tracker;
+  CollectContext ctx(sysfs, tracker, collector.name(), &kernel);
+  MetricSink sink;
+  ASSERT_TRUE(collector.Collect(inventory, ctx, sink));
+  auto families = sink.Take();
+  for (const char* netdev : {"eth0", "eth1"}) {
+    EXPECT_EQ(Value(families, "rdma_roce_config_ok",
+                    {{"netdev", netdev}, {"check", "active_mtu_at_least_4096"}}),
+              0)
+        << netdev;
+  }
+  EXPECT_EQ(ctx.failures(), 0u);
+}
+
 }  // namespace
 }  // namespace rdma_exporter::testing
