@@ -68,6 +68,14 @@ bool CollectContext::ReadOptional(const std::string& path, std::string* out) {
 }
 
 void CollectContext::ReadFailed(const std::string& path, int err) {
+  // A device removed while it is being read (rdma link delete, driver unload) fails every
+  // remaining read of the poll with ENOENT/ENODEV: that is a vanished device, whose series go
+  // away, not hundreds of read errors.
+  constexpr std::string_view kClass = "class/infiniband/";
+  if ((err == ENOENT || err == ENODEV) && path.compare(0, kClass.size(), kClass) == 0) {
+    size_t slash = path.find('/', kClass.size());
+    if (slash != std::string::npos && !sysfs_.Exists(path.substr(0, slash))) return;
+  }
   ++failures_;
   errors_.Record(collector_, path, ErrnoReason(err), std::strerror(err));
 }

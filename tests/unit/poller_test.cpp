@@ -208,3 +208,40 @@ TEST(Poller, ExcludedDeviceIsNeverRead) {
 
 }  // namespace
 }  // namespace rdma_exporter
+
+namespace rdma_exporter {
+namespace {
+
+// Removes a device the first time one of its hw counters is read, as `rdma link delete` during a
+// poll does.
+class VanishingReader : public SysfsReader {
+ public:
+  VanishingReader(std::string root, std::string device_link)
+      : SysfsReader(root), link_(JoinPath(root, device_link)) {}
+  int ReadFile(const std::string& path, std::string* out) override {
+    if (!gone_ && path.find("rxe1/ports/1/hw_counters/") != std::string::npos) {
+      std::filesystem::remove(link_);
+      gone_ = true;
+    }
+    if (gone_ && path.find("rxe1") != std::string::npos) return ENOENT;
+    return SysfsReader::ReadFile(path, out);
+  }
+
+ private:
+  std::string link_;
+  bool gone_ = false;
+};
+
+TEST(Poller, DeviceRemovedDuringAPollIsNotCountedAsReadErrors) {
+  testing::TempDir dir;
+  fs::copy(testing::RxeCaptureSysfs(), dir.path(),
+           fs::copy_options::recursive | fs::copy_options::copy_symlinks);
+  Poller poller(std::make_unique<VanishingReader>(dir.path(), "class/infiniband/rxe1"),
+                AllCollectors());
+  std::string text = poller.Collect()->text;
+  EXPECT_EQ(text.find("rdma_exporter_read_errors_total{"), std::string::npos) << text;
+  EXPECT_EQ(poller.Collect()->text.find("device=\"rxe1\""), std::string::npos);
+}
+
+}  // namespace
+}  // namespace rdma_exporter
