@@ -11,7 +11,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
-./scripts/build.sh >/dev/null
+# The demo needs only the exporter and the simulator (the tests need more packages).
+BUILD_TESTING=OFF ./scripts/build.sh rdma_exporter rdma_fabric_sim >/dev/null
 
 DEMO_ROOT=${DEMO_ROOT:-/tmp/rdma-exporter-demo}
 ./build/tools/fabric_sim/rdma_fabric_sim --root "$DEMO_ROOT" --interval 1s "$@" &

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs every Debian 12 package the build and the tests need. Idempotent and
+# Installs the Debian 12 packages the build needs, and with --tests also those the test suite
+# needs (promtool, iproute2, qemu and a kernel for the VM tier, ...). Idempotent and
 # non-interactive: does nothing when everything is already installed.
 set -euo pipefail
 
@@ -10,8 +11,12 @@ PACKAGES=(
   prometheus-cpp-dev libcivetweb-dev libspdlog-dev libfmt-dev zlib1g-dev
   libnl-3-dev libnl-route-3-dev libnl-genl-3-dev libibverbs-dev
   libgtest-dev libgmock-dev
-  # tests: promtool (prometheus), HTTP checks, fixture unpacking
-  prometheus curl tar gzip ca-certificates
+  # demo and tests: fixture unpacking, curl for the quick start
+  curl tar gzip ca-certificates
+)
+TEST_PACKAGES=(
+  # tests: promtool (prometheus)
+  prometheus
   # kernel tests: network namespaces and veth pairs; ethtool to cross-check the ioctl reader
   iproute2 ethtool
   # VM tier (tests/vm): Debian's kernel under qemu with Soft-RoCE; the initramfs is built from
@@ -19,6 +24,13 @@ PACKAGES=(
   qemu-system-x86 linux-image-amd64 busybox-static rdma-core ibverbs-utils ibverbs-providers
   rdmacm-utils perftest infiniband-diags kmod cpio
 )
+
+if [ "${1:-}" = "--tests" ]; then
+  PACKAGES+=("${TEST_PACKAGES[@]}")
+elif [ -n "${1:-}" ]; then
+  echo "usage: install-deps.sh [--tests]" >&2
+  exit 2
+fi
 
 missing=()
 for p in "${PACKAGES[@]}"; do

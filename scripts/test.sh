@@ -3,7 +3,7 @@
 # then runs every test (unit, binary/HTTP/promtool) through CTest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-./scripts/install-deps.sh
+./scripts/install-deps.sh --tests
 ./scripts/build.sh
 ./scripts/check-format.sh
 cd build
