@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -15,6 +16,7 @@ namespace {
 
 // sysfs attributes are at most one page; a few files (aer_dev_*) are a few hundred bytes.
 constexpr size_t kMaxFileSize = 64 * 1024;
+constexpr rlim_t kReservedFds = 512;
 
 int ReadAll(int fd, std::string* out) {
   out->resize(4096);
@@ -51,6 +53,13 @@ std::string JoinPath(std::string_view a, std::string_view b) {
 SysfsReader::SysfsReader(std::string root) : root_(std::move(root)) {
   while (root_.size() > 1 && root_.back() == '/')
     root_.pop_back();
+  // Keep cached value files within the descriptor limit, leaving room for directory listings,
+  // sockets (HTTP clients, netlink) and libraries.
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
+    max_cached_files_ =
+        limit.rlim_cur > 2 * kReservedFds ? limit.rlim_cur - kReservedFds : limit.rlim_cur / 2;
+  }
 }
 
 SysfsReader::~SysfsReader() {
@@ -91,26 +100,16 @@ int SysfsReader::ReadFile(const std::string& path, std::string* out) {
     return err;
   }
   int fd = open(JoinPath(root_, path).c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    int err = errno;
-    if (err == EMFILE || err == ENFILE) {
-      if (!fd_cache_full_) {
-        LogWarn("descriptor limit reached; further sysfs files are opened for each read",
-                {{"path", path}});
-        fd_cache_full_ = true;
-      }
-      // Free one cached descriptor and retry without caching.
-      if (!files_.empty()) {
-        auto victim = files_.begin();
-        close(victim->second.fd);
-        files_.erase(victim);
-      }
-      fd = open(JoinPath(root_, path).c_str(), O_RDONLY | O_CLOEXEC);
-      if (fd < 0) return errno;
-      int read_err = ReadAll(fd, out);
-      close(fd);
-      return read_err;
+  if (fd < 0) return errno;
+  if (files_.size() >= max_cached_files_) {
+    // The descriptor budget is spent: this file is opened for each read instead.
+    if (!fd_cache_full_) {
+      LogWarn("sysfs descriptor cache full; further files are opened for each read",
+              {{"cached", std::to_string(files_.size())}, {"path", path}});
+      fd_cache_full_ = true;
     }
+    int err = ReadAll(fd, out);
+    close(fd);
     return err;
   }
   int err = ReadAll(fd, out);

@@ -40,6 +40,9 @@ class SysfsReader {
   // Closes cached descriptors not used since the previous call: files of objects that went away.
   void SweepUnused();
   size_t cached_files() const { return files_.size(); }
+  // At most this many descriptors are kept open (derived from RLIMIT_NOFILE); files beyond it are
+  // opened for each read.
+  void set_max_cached_files(size_t n) { max_cached_files_ = n; }
 
  private:
   struct CachedFile {
@@ -54,6 +57,7 @@ class SysfsReader {
   std::unordered_map<std::string, CachedFile> files_;
   uint64_t generation_ = 1;
   bool fd_cache_full_ = false;
+  size_t max_cached_files_ = 1 << 20;
 };
 
 // Joins sysfs path components with '/'.

@@ -90,6 +90,20 @@ TEST(SysfsReader, SweepClosesFilesNotReadSinceLastSweep) {
   EXPECT_EQ(reader.cached_files(), 1u);
 }
 
+TEST(SysfsReader, BeyondTheDescriptorBudgetFilesAreReadUncached) {
+  TempDir dir;
+  for (int i = 0; i < 5; ++i)
+    dir.Write("f" + std::to_string(i), std::to_string(i) + "\n");
+  SysfsReader reader(dir.path());
+  reader.set_max_cached_files(3);
+  std::string out;
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_EQ(reader.ReadFile("f" + std::to_string(i), &out), 0);
+    EXPECT_EQ(out, std::to_string(i) + "\n");
+  }
+  EXPECT_EQ(reader.cached_files(), 3u);
+}
+
 TEST(SysfsReader, CloseUnderDropsOneDevicesFiles) {
   TempDir dir;
   dir.Write("class/infiniband/mlx5_0/a", "1");
