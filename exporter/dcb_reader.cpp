@@ -20,6 +20,7 @@
 #include <string_view>
 
 #include "dcb_reader.h"
+#include "netlink_errno.h"
 #include "rdma_exporter/kernel_readers.h"
 #include "rdma_exporter/parse.h"
 
@@ -115,26 +116,6 @@ int OnError(sockaddr_nl*, nlmsgerr* error, void* arg) {
   auto* reply = static_cast<DcbReply*>(arg);
   reply->kernel_error = error->error < 0 ? -error->error : error->error;
   return NL_STOP;
-}
-
-// libnl error code (negative NLE_*) -> errno, for failures before the kernel answered.
-int NlErrno(int nl_err) {
-  switch (-nl_err) {
-    case NLE_NOMEM:
-      return ENOMEM;
-    case NLE_PERM:
-      return EPERM;
-    case NLE_AGAIN:
-      return EAGAIN;
-    case NLE_NODEV:
-      return ENODEV;
-    case NLE_OPNOTSUPP:
-      return EOPNOTSUPP;
-    case NLE_MSGSIZE:
-      return EMSGSIZE;
-    default:
-      return EIO;
-  }
 }
 
 class DcbNetlinkReader : public DcbReader {

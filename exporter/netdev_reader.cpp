@@ -9,31 +9,13 @@
 
 #include <cerrno>
 
+#include "netlink_errno.h"
 #include "rdma_exporter/kernel_readers.h"
 #include "rdma_exporter/parse.h"
 #include "rdma_exporter/sysfs_reader.h"
 
 namespace rdma_exporter {
 namespace {
-
-// libnl error code (negative NLE_*) -> errno.
-int NlErrno(int nl_err) {
-  switch (-nl_err) {
-    case NLE_NOMEM:
-      return ENOMEM;
-    case NLE_PERM:
-      return EPERM;
-    case NLE_AGAIN:
-      return EAGAIN;
-    case NLE_NODEV:
-    case NLE_OBJ_NOTFOUND:
-      return ENODEV;
-    case NLE_OPNOTSUPP:
-      return EOPNOTSUPP;
-    default:
-      return EIO;
-  }
-}
 
 // ---------------------------------------------------------------------------------------------
 // rtnetlink

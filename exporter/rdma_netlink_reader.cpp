@@ -18,6 +18,7 @@
 #include <sstream>
 #include <string_view>
 
+#include "netlink_errno.h"
 #include "rdma_exporter/kernel_readers.h"
 #include "rdma_exporter/parse.h"
 
@@ -57,30 +58,6 @@ std::optional<std::string> GetString(nlattr* attr) {
   if (attr == nullptr) return std::nullopt;
   const char* data = static_cast<const char*>(nla_data(attr));
   return std::string(data, strnlen(data, static_cast<size_t>(nla_len(attr))));
-}
-
-// libnl error code (negative NLE_*) -> errno, for failures before the kernel answered.
-int NlErrno(int nl_err) {
-  switch (-nl_err) {
-    case NLE_NOMEM:
-      return ENOMEM;
-    case NLE_PERM:
-      return EPERM;
-    case NLE_AGAIN:
-      return EAGAIN;
-    case NLE_NODEV:
-      return ENODEV;
-    case NLE_OPNOTSUPP:
-      return EOPNOTSUPP;
-    case NLE_MSGSIZE:
-      return EMSGSIZE;
-    case NLE_PROTO_MISMATCH:
-      // No NETLINK_RDMA (ib_core not loaded, or a sandbox without it): no device is known to
-      // RDMA netlink.
-      return ENODEV;
-    default:
-      return EIO;
-  }
 }
 
 // What the receive callbacks share.
