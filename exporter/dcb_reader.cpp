@@ -20,7 +20,7 @@
 #include <string_view>
 
 #include "dcb_reader.h"
-#include "netlink_errno.h"
+#include "netlink_util.h"
 #include "rdma_exporter/kernel_readers.h"
 #include "rdma_exporter/parse.h"
 
@@ -146,21 +146,7 @@ class DcbNetlinkReader : public DcbReader {
   // The socket is created on first use, in the network namespace of the calling thread then.
   int Connect() {
     if (sock_ != nullptr) return 0;
-    sock_ = nl_socket_alloc();
-    if (sock_ == nullptr) return ENOMEM;
-    int err = nl_connect(sock_, NETLINK_ROUTE);
-    if (err < 0) {
-      Disconnect();
-      return NlErrno(err);
-    }
-    // A GET is answered by one reply or one NLMSG_ERROR; no ACK is requested.
-    nl_socket_disable_auto_ack(sock_);
-    nl_socket_enable_msg_peek(sock_);
-    // The kernel always answers; the timeout only guards against a wedged socket.
-    timeval timeout{};
-    timeout.tv_sec = 5;
-    setsockopt(nl_socket_get_fd(sock_), SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
-    return 0;
+    return OpenNetlinkGetSocket(NETLINK_ROUTE, &sock_);
   }
 
   void Disconnect() {

@@ -21,32 +21,21 @@ prometheus::MetricFamily& MetricSink::Family(std::string_view name, std::string_
   return families_.back();
 }
 
-void MetricSink::Gauge(std::string_view name, std::string_view help, const Labels& labels,
-                       double value) {
-  auto& family = Family(name, help, prometheus::MetricType::Gauge);
+void MetricSink::Add(std::string_view name, std::string_view help, prometheus::MetricType type,
+                     const Labels& labels, double value) {
+  auto& family = Family(name, help, type);
   prometheus::ClientMetric metric;
   metric.label = labels;
-  metric.gauge.value = value;
-  family.metric.push_back(std::move(metric));
-  ++samples_;
-}
-
-void MetricSink::Counter(std::string_view name, std::string_view help, const Labels& labels,
-                         double value) {
-  auto& family = Family(name, help, prometheus::MetricType::Counter);
-  prometheus::ClientMetric metric;
-  metric.label = labels;
-  metric.counter.value = value;
-  family.metric.push_back(std::move(metric));
-  ++samples_;
-}
-
-void MetricSink::Untyped(std::string_view name, std::string_view help, const Labels& labels,
-                         double value) {
-  auto& family = Family(name, help, prometheus::MetricType::Untyped);
-  prometheus::ClientMetric metric;
-  metric.label = labels;
-  metric.untyped.value = value;
+  switch (type) {
+    case prometheus::MetricType::Counter:
+      metric.counter.value = value;
+      break;
+    case prometheus::MetricType::Gauge:
+      metric.gauge.value = value;
+      break;
+    default:
+      metric.untyped.value = value;
+  }
   family.metric.push_back(std::move(metric));
   ++samples_;
 }

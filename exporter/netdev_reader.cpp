@@ -9,7 +9,7 @@
 
 #include <cerrno>
 
-#include "netlink_errno.h"
+#include "netlink_util.h"
 #include "rdma_exporter/kernel_readers.h"
 #include "rdma_exporter/parse.h"
 #include "rdma_exporter/sysfs_reader.h"

@@ -18,7 +18,7 @@
 #include <sstream>
 #include <string_view>
 
-#include "netlink_errno.h"
+#include "netlink_util.h"
 #include "rdma_exporter/kernel_readers.h"
 #include "rdma_exporter/parse.h"
 
@@ -168,20 +168,7 @@ class RdmaNetlinkKernelReader : public RdmaNetlinkReader {
   // (devices are looked up in the socket's namespace).
   int Connect() {
     if (sock_ != nullptr) return 0;
-    sock_ = nl_socket_alloc();
-    if (sock_ == nullptr) return ENOMEM;
-    int err = nl_connect(sock_, NETLINK_RDMA);
-    if (err < 0) {
-      Disconnect();
-      return NlErrno(err);
-    }
-    // A GET is answered by one reply (or a dump) or an NLMSG_ERROR; no ACK is requested.
-    nl_socket_disable_auto_ack(sock_);
-    nl_socket_enable_msg_peek(sock_);
-    timeval timeout{};
-    timeout.tv_sec = 5;  // the kernel always answers; this only guards a wedged socket
-    setsockopt(nl_socket_get_fd(sock_), SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
-    return 0;
+    return OpenNetlinkGetSocket(NETLINK_RDMA, &sock_);
   }
 
   void Disconnect() {

@@ -19,10 +19,16 @@ using Labels = std::vector<Label>;
 class MetricSink {
  public:
   // Adds one sample. The first call for a name fixes its help text and type.
-  void Gauge(std::string_view name, std::string_view help, const Labels& labels, double value);
-  void Counter(std::string_view name, std::string_view help, const Labels& labels, double value);
+  void Gauge(std::string_view name, std::string_view help, const Labels& labels, double value) {
+    Add(name, help, prometheus::MetricType::Gauge, labels, value);
+  }
+  void Counter(std::string_view name, std::string_view help, const Labels& labels, double value) {
+    Add(name, help, prometheus::MetricType::Counter, labels, value);
+  }
   // For values whose type is not known (generic ethtool stats).
-  void Untyped(std::string_view name, std::string_view help, const Labels& labels, double value);
+  void Untyped(std::string_view name, std::string_view help, const Labels& labels, double value) {
+    Add(name, help, prometheus::MetricType::Untyped, labels, value);
+  }
 
   // Families sorted by name, empty ones dropped; the sink is left empty.
   std::vector<prometheus::MetricFamily> Take();
@@ -31,6 +37,8 @@ class MetricSink {
   size_t sample_count() const { return samples_; }
 
  private:
+  void Add(std::string_view name, std::string_view help, prometheus::MetricType type,
+           const Labels& labels, double value);
   prometheus::MetricFamily& Family(std::string_view name, std::string_view help,
                                    prometheus::MetricType type);
   std::vector<prometheus::MetricFamily> families_;
