@@ -15,8 +15,9 @@ PACKAGES=(
   curl tar gzip ca-certificates
 )
 TEST_PACKAGES=(
-  # tests: promtool (prometheus)
-  prometheus
+  # tests: promtool (prometheus); rules, dashboards and the end-to-end test (tests/rules,
+  # tests/e2e): jsonnet generates dashboards/out, Prometheus and Alertmanager run the pipeline
+  prometheus prometheus-alertmanager jsonnet
   # kernel tests: network namespaces and veth pairs; ethtool to cross-check the ioctl reader
   iproute2 ethtool
   # VM tier (tests/vm): Debian's kernel under qemu with Soft-RoCE; the initramfs is built from

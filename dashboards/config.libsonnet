@@ -1,0 +1,116 @@
+// The one place to set selectors, label names, thresholds and `for` durations of the
+// rdma_exporter rules and dashboards. Override fields with `(import 'mixin.libsonnet') +
+// { _config+:: { ... } }`, then regenerate (see README.md in this directory).
+//
+// Thresholds marked "site baseline" have no public reference value
+// (/work/shared/reference/nccl-field-guide.md §3): calibrate them on your fleet.
+{
+  _config+:: {
+    // Series of the exporter, as Prometheus scrapes it.
+    selector: 'job="rdma_exporter"',
+    // kube-state-metrics series (for the node-label / allocatable check).
+    ksmSelector: 'job="kube-state-metrics"',
+    // Label that tells clusters apart (absent = one cluster) and the label naming a node.
+    // Joins use (clusterLabel, nodeLabel, device[, port]); node rules aggregate by both.
+    clusterLabel: 'cluster',
+    nodeLabel: 'instance',
+
+    // Window of every recorded rate; recording rule names end in `:rate<window>`.
+    rateWindow: '5m',
+    // Where docs/runbook.md is served; each alert links <base>#<alertname in lower case>.
+    // Set it to an absolute URL of your copy (a Git forge, an internal docs site).
+    runbookUrlBase: 'docs/runbook.md',
+
+    // Bytes one PortXmitWait tick stands for (NVIDIA Quantum: 8 bytes per count, "lost bytes =
+    // counter * (tick + 1)", tick 7; ibdiagnet "Congestion Assessment on InfiniBand Links").
+    xmitWaitBytesPerTick: 8,
+
+    // The `for` duration of each alert.
+    'for': {
+      portDown: '2m',
+      portFlapping: '0m',
+      linkDownedRising: '0m',
+      rateBelowExpected: '10m',
+      pcieDowntrained: '10m',
+      physicalErrors: '0m',
+      bitErrorRate: '15m',
+      pfcStorm: '2m',
+      pfcStormWatchdog: '0m',
+      ncclPriorityPaused: '15m',
+      congestionSurge: '10m',
+      outOfBuffer: '10m',
+      transportRetries: '0m',
+      roceConfig: '5m',
+      counterSaturated: '5m',
+      disappeared: '10m',
+      exporterDown: '5m',
+      exporterPollStale: '5m',
+      collectorFailing: '15m',
+      readErrors: '15m',
+      nodeWithoutHca: '15m',
+      railImbalance: '15m',
+      transmitWait: '15m',
+    },
+
+    // Windows of the count-based alerts (increase over the window).
+    windows: {
+      flap: '15m',
+      linkDowned: '6h',
+      physicalErrors: '1h',
+      transport: '5m',
+      stormEvents: '10m',
+      // Series present this long ago but not now = disappeared.
+      disappeared: '1d',
+    },
+
+    thresholds: {
+      // rdma_port_up transitions within windows.flap (4 = two down/up cycles; one flap = 2).
+      flapStateChanges: 4,
+      // Link-down events (PMA link_downed or PHY link_down_events) within windows.flap.
+      flapLinkDowns: 2,
+      // link_downed / link_down_events_phy within windows.linkDowned (one flap = 1).
+      linkDownedEvents: 2,
+      // symbol_error, link_error_recovery (infiniband-diags error_thresholds example: 10), and
+      // the Ethernet PHY symbol / CRC / uncorrectable (post-FEC) errors, within
+      // windows.physicalErrors.
+      physicalErrors: 10,
+      // Effective (post-FEC) bit error rate; ibdiagnet's BER test default is 1e-12.
+      effectiveBitErrorRate: 1e-12,
+      // Share of wall time a priority sends PFC pause (NIC-originated storm; site baseline).
+      pfcStormPauseRatio: 0.5,
+      // Share of wall time the NCCL priority is paused by the fabric (field guide: 0.1 for 15m).
+      ncclPauseRatio: 0.1,
+      // ECN-marked / CNP packets per second on a port (site baseline).
+      congestionPacketsPerSecond: 1000,
+      // RDMA packets dropped per second for lack of a receive WQE (site baseline).
+      outOfBufferPerSecond: 10,
+      // Within windows.transport: retries exceeded (any is bad), local ACK timeouts (field
+      // guide: 8), packet sequence errors (site baseline).
+      transportRetriesExceeded: 0,
+      localAckTimeouts: 8,
+      packetSeqErrors: 10,
+      // Exporter poll older than this (seconds) = stale.
+      pollStaleSeconds: 60,
+      // Rail imbalance: a port carrying less than this share of the median traffic of its
+      // node's up PF ports, on nodes whose median port carries at least railMinBytesPerSecond.
+      railTrafficRatio: 0.2,
+      railMinBytesPerSecond: 100e6,
+      // Share of time an InfiniBand port wanted to send but had no credits (lost bandwidth).
+      transmitWaitRatio: 0.1,
+    },
+
+    // kube-state-metrics: nodes labelled <rdmaNodeLabel>=<rdmaNodeLabelValue> (KSM exports
+    // node label rdma as label_rdma when allowed by --metric-labels-allowlist) must have
+    // allocatable <hcaResource> (`rdma/hca`; KSM writes resource names with `_`).
+    rdmaNodeLabel: 'label_rdma',
+    rdmaNodeLabelValue: 'true',
+    hcaResource: 'rdma_hca',
+    ksmNodeLabel: 'node',
+
+    // Dashboards.
+    dashboardTags: ['rdma', 'rdma_exporter'],
+    dashboardRefresh: '30s',
+    dashboardTimeFrom: 'now-1h',
+    dashboardUidPrefix: 'rdma-exporter-',
+  },
+}

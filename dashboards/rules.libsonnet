@@ -1,0 +1,399 @@
+// Recording and alerting rules of rdma_exporter, built from _config (config.libsonnet).
+// Every expression takes its selectors, windows and thresholds from there.
+{
+  local c = $._config,
+  local t = c.thresholds,
+  local w = c.windows,
+  // Values for the templates below: '%(sel)s' % v etc.
+  local v = c + t {
+    winFlap: w.flap,
+    winLinkDowned: w.linkDowned,
+    winPhysicalErrors: w.physicalErrors,
+    winTransport: w.transport,
+    winStormEvents: w.stormEvents,
+    winDisappeared: w.disappeared,
+    sel: c.selector,
+    w: c.rateWindow,
+    r: 'rate' + c.rateWindow,  // recording rule suffix
+    node: '%s, %s' % [c.clusterLabel, c.nodeLabel],
+    onNode: 'on (%s, %s)' % [c.clusterLabel, c.nodeLabel],
+    onDev: 'on (%s, %s, device)' % [c.clusterLabel, c.nodeLabel],
+    onPort: 'on (%s, %s, device, port)' % [c.clusterLabel, c.nodeLabel],
+  },
+  local fmt(s) = s % v,
+
+  // ---- recording rules -------------------------------------------------------------------
+
+  // [counter label, metric, has a netdev label]: error and drop counters recorded as one family
+  // device_port:rdma_port_errors:rate<w>{counter="<name as sysfs / ethtool -S shows it>"}.
+  local errorCounters = [
+    ['symbol_error', 'rdma_port_symbol_errors_total', false],
+    ['link_error_recovery', 'rdma_port_link_error_recovery_total', false],
+    ['link_downed', 'rdma_port_link_downed_total', false],
+    ['port_rcv_errors', 'rdma_port_receive_errors_total', false],
+    ['port_rcv_remote_physical_errors', 'rdma_port_receive_remote_physical_errors_total', false],
+    ['port_rcv_switch_relay_errors', 'rdma_port_receive_switch_relay_errors_total', false],
+    ['port_xmit_discards', 'rdma_port_transmit_discards_total', false],
+    ['port_xmit_constraint_errors', 'rdma_port_transmit_constraint_errors_total', false],
+    ['port_rcv_constraint_errors', 'rdma_port_receive_constraint_errors_total', false],
+    ['local_link_integrity_errors', 'rdma_port_local_link_integrity_errors_total', false],
+    ['excessive_buffer_overrun_errors', 'rdma_port_excessive_buffer_overrun_errors_total', false],
+    ['VL15_dropped', 'rdma_port_vl15_dropped_total', false],
+    ['rx_symbol_err_phy', 'rdma_phy_symbol_errors_total', true],
+    ['rx_crc_errors_phy', 'rdma_phy_crc_errors_total', true],
+    ['rx_pcs_symbol_err_phy', 'rdma_phy_uncorrectable_symbol_errors_total', true],
+    ['link_down_events_phy', 'rdma_phy_link_down_events_total', true],
+    ['rx_discards_phy', 'rdma_phy_receive_discards_total', true],
+    ['out_of_buffer', 'rdma_hw_out_of_buffer_total', false],
+    ['out_of_sequence', 'rdma_hw_out_of_sequence_total', false],
+    ['packet_seq_err', 'rdma_hw_packet_seq_err_total', false],
+    ['local_ack_timeout_err', 'rdma_hw_local_ack_timeout_err_total', false],
+    ['req_transport_retries_exceeded', 'rdma_hw_req_transport_retries_exceeded_total', false],
+    ['req_rnr_retries_exceeded', 'rdma_hw_req_rnr_retries_exceeded_total', false],
+    ['rnr_nak_retry_err', 'rdma_hw_rnr_nak_retry_err_total', false],
+    ['duplicate_request', 'rdma_hw_duplicate_request_total', false],
+    ['implied_nak_seq_err', 'rdma_hw_implied_nak_seq_err_total', false],
+    ['req_cqe_error', 'rdma_hw_req_cqe_error_total', false],
+    ['resp_cqe_error', 'rdma_hw_resp_cqe_error_total', false],
+    // rxe names of the transport counters
+    ['retry_exceeded_err', 'rdma_hw_retry_exceeded_err_total', false],
+    ['rcvd_seq_err', 'rdma_hw_rcvd_seq_err_total', false],
+    ['completer_retry_err', 'rdma_hw_completer_retry_err_total', false],
+  ],
+  local congestionCounters = [
+    ['np_ecn_marked_roce_packets', 'rdma_hw_np_ecn_marked_roce_packets_total'],
+    ['np_cnp_sent', 'rdma_hw_np_cnp_sent_total'],
+    ['rp_cnp_handled', 'rdma_hw_rp_cnp_handled_total'],
+  ],
+
+  local portRules = [
+    { record: fmt('device_port:rdma_port_data_transmitted_bytes:%(r)s'), expr: fmt('rate(rdma_port_data_transmitted_bytes_total{%(sel)s}[%(w)s])') },
+    { record: fmt('device_port:rdma_port_data_received_bytes:%(r)s'), expr: fmt('rate(rdma_port_data_received_bytes_total{%(sel)s}[%(w)s])') },
+    { record: fmt('device_port:rdma_port_packets_transmitted:%(r)s'), expr: fmt('rate(rdma_port_packets_transmitted_total{%(sel)s}[%(w)s])') },
+    { record: fmt('device_port:rdma_port_packets_received:%(r)s'), expr: fmt('rate(rdma_port_packets_received_total{%(sel)s}[%(w)s])') },
+    {
+      // Both directions: the load a rail carries.
+      record: fmt('device_port:rdma_port_traffic_bytes:%(r)s'),
+      expr: fmt('device_port:rdma_port_data_transmitted_bytes:%(r)s + device_port:rdma_port_data_received_bytes:%(r)s'),
+    },
+  ] + [
+    {
+      record: fmt('device_port:rdma_port_errors:%(r)s'),
+      expr: if e[2] then
+        fmt('sum without (netdev) (rate(%s{%%(sel)s}[%%(w)s]))' % e[1])
+      else
+        fmt('rate(%s{%%(sel)s}[%%(w)s])' % e[1]),
+      labels: { counter: e[0] },
+    }
+    for e in errorCounters
+  ] + [
+    {
+      record: fmt('device_port:rdma_congestion_packets:%(r)s'),
+      expr: fmt('rate(%s{%%(sel)s}[%%(w)s])' % e[1]),
+      labels: { counter: e[0] },
+    }
+    for e in congestionCounters
+  ] + [
+    {
+      // Lost bandwidth on InfiniBand: share of time the port had data but no credits.
+      record: fmt('device_port:rdma_port_transmit_wait_ratio:%(r)s'),
+      expr: fmt(|||
+        rate(rdma_port_transmit_wait_ticks_total{%(sel)s}[%(w)s]) * %(xmitWaitBytesPerTick)g
+          / (rdma_port_rate_bytes_per_second{%(sel)s} > 0)
+        and %(onPort)s rdma_port_info{%(sel)s, link_layer="InfiniBand"}
+      |||),
+    },
+    {
+      // Effective (post-FEC) bit error rate: InfiniBand symbol errors (on HDR/NDR the errors
+      // left after FEC) or Ethernet PHY uncorrectable symbols, per bit of line rate.
+      record: fmt('device_port:rdma_effective_bit_error_rate:%(r)s'),
+      expr: fmt(|||
+        (
+          rate(rdma_port_symbol_errors_total{%(sel)s}[%(w)s])
+            / (rdma_port_rate_bytes_per_second{%(sel)s} * 8 > 0)
+          and %(onPort)s rdma_port_info{%(sel)s, link_layer="InfiniBand"}
+        )
+        or
+        sum without (netdev) (
+          rate(rdma_phy_uncorrectable_symbol_errors_total{%(sel)s}[%(w)s])
+            / (rdma_netdev_speed_bytes_per_second{%(sel)s} * 8 > 0)
+        )
+      |||),
+    },
+    {
+      // Pre-FEC bit error rate of Ethernet ports: bits FEC corrected per bit of line rate.
+      record: fmt('device_port:rdma_phy_pre_fec_bit_error_rate:%(r)s'),
+      expr: fmt(|||
+        sum without (netdev) (
+          rate(rdma_phy_fec_corrected_bit_errors_total{%(sel)s}[%(w)s])
+            / (rdma_netdev_speed_bytes_per_second{%(sel)s} * 8 > 0)
+        )
+      |||),
+    },
+    {
+      // Rate of each up port with its HCA type and link layer, for the fleet comparison.
+      record: 'device_port:rdma_port_rate_bytes_per_second:by_hca_type',
+      expr: fmt(|||
+        rdma_port_rate_bytes_per_second{%(sel)s}
+          * %(onDev)s group_left (hca_type) rdma_device_info{%(sel)s}
+          * %(onPort)s group_left (link_layer) rdma_port_info{%(sel)s}
+        and %(onPort)s rdma_port_up{%(sel)s} == 1
+      |||),
+    },
+  ],
+
+  local priorityRules = [
+    {
+      // Share of wall time the priority was paused (direction rx: paused by the peer,
+      // tx: this NIC paused the peer).
+      record: fmt('device_port_priority:rdma_pfc_pause_ratio:%(r)s'),
+      expr: fmt('rate(rdma_pfc_pause_duration_seconds_total{%(sel)s}[%(w)s])'),
+    },
+    { record: fmt('device_port_priority:rdma_pfc_pause_frames:%(r)s'), expr: fmt('rate(rdma_pfc_pause_frames_total{%(sel)s}[%(w)s])') },
+    { record: fmt('device_port_priority:rdma_priority_bytes:%(r)s'), expr: fmt('rate(rdma_priority_bytes_total{%(sel)s}[%(w)s])') },
+    { record: fmt('device_port_priority:rdma_priority_packets:%(r)s'), expr: fmt('rate(rdma_priority_packets_total{%(sel)s}[%(w)s])') },
+    { record: fmt('device_port_priority:rdma_priority_discards:%(r)s'), expr: fmt('rate(rdma_priority_discards_total{%(sel)s}[%(w)s])') },
+    { record: fmt('device_port_priority:rdma_priority_ecn_marked_packets:%(r)s'), expr: fmt('rate(rdma_priority_ecn_marked_packets_total{%(sel)s}[%(w)s])') },
+  ],
+
+  local nodeRules = [
+    { record: fmt('node:rdma_port_data_transmitted_bytes:%(r)s'), expr: fmt('sum by (%(node)s) (device_port:rdma_port_data_transmitted_bytes:%(r)s)') },
+    { record: fmt('node:rdma_port_data_received_bytes:%(r)s'), expr: fmt('sum by (%(node)s) (device_port:rdma_port_data_received_bytes:%(r)s)') },
+    { record: fmt('node:rdma_port_errors:%(r)s'), expr: fmt('sum by (%(node)s, counter) (device_port:rdma_port_errors:%(r)s)') },
+    { record: 'node:rdma_ports_up:sum', expr: fmt('sum by (%(node)s) (rdma_port_up{%(sel)s})') },
+    { record: 'node:rdma_ports:count', expr: fmt('count by (%(node)s) (rdma_port_up{%(sel)s})') },
+    {
+      record: fmt('node_priority:rdma_pfc_pause_ratio:max_%(r)s'),
+      expr: fmt('max by (%(node)s, priority, direction) (device_port_priority:rdma_pfc_pause_ratio:%(r)s)'),
+    },
+    {
+      // Median load of the node's rails: up ports of physical functions (VFs are not rails).
+      record: fmt('node:rdma_rail_traffic_bytes:median_%(r)s'),
+      expr: fmt(|||
+        quantile by (%(node)s) (0.5,
+          device_port:rdma_port_traffic_bytes:%(r)s
+          and %(onDev)s rdma_device_info{%(sel)s, physfn=""}
+          and %(onPort)s rdma_port_up{%(sel)s} == 1
+        )
+      |||),
+    },
+    {
+      // Load of each rail relative to the median rail of its node, on nodes whose rails carry
+      // traffic (rail imbalance: NCCL silently stopped using a rail).
+      record: fmt('device_port:rdma_rail_traffic_ratio:%(r)s'),
+      expr: fmt(|||
+        (
+          device_port:rdma_port_traffic_bytes:%(r)s
+          and %(onDev)s rdma_device_info{%(sel)s, physfn=""}
+          and %(onPort)s rdma_port_up{%(sel)s} == 1
+        )
+        / %(onNode)s group_left ()
+        (node:rdma_rail_traffic_bytes:median_%(r)s >= %(railMinBytesPerSecond)g)
+      |||),
+    },
+    {
+      // Median rate of the up ports of each HCA type and link layer ("the rate this kind of
+      // port normally runs at"; equal to the most common rate while most ports share it).
+      record: 'hca_type:rdma_port_rate_bytes_per_second:median',
+      expr: fmt('quantile by (%(clusterLabel)s, hca_type, link_layer) (0.5, device_port:rdma_port_rate_bytes_per_second:by_hca_type)'),
+    },
+  ],
+
+  // ---- alerts ----------------------------------------------------------------------------
+
+  local port = '{{ $labels.device }}/{{ $labels.port }} on {{ $labels.%s }}' % c.nodeLabel,
+  local dev = '{{ $labels.device }} on {{ $labels.%s }}' % c.nodeLabel,
+  local alert(name, severity, forKey, expr, summary, description) = {
+    alert: name,
+    expr: expr,
+    'for': c['for'][forKey],
+    labels: { severity: severity },
+    annotations: {
+      summary: summary,
+      description: description,
+      runbook_url: '%s#%s' % [c.runbookUrlBase, std.asciiLower(name)],
+    },
+  },
+
+  local linkAlerts = [
+    alert('RdmaPortDown', 'critical', 'portDown',
+          fmt('rdma_port_up{%(sel)s} == 0'),
+          'RDMA port is down.',
+          'RDMA port %s is not ACTIVE / LinkUp: NCCL cannot use this rail.' % port),
+    alert('RdmaPortFlapping', 'warning', 'portFlapping',
+          fmt(|||
+            changes(rdma_port_up{%(sel)s}[%(winFlap)s]) >= %(flapStateChanges)d
+            or
+            sum without (netdev) (increase(rdma_netdev_carrier_down_total{%(sel)s}[%(winFlap)s])) >= %(flapLinkDowns)d
+          |||),
+          'RDMA port is flapping.',
+          'RDMA port %s went down and up repeatedly within %s; every flap can kill the NCCL jobs using it.' % [port, w.flap]),
+    alert('RdmaLinkDownedRising', 'warning', 'linkDownedRising',
+          fmt(|||
+            increase(rdma_port_link_downed_total{%(sel)s}[%(winLinkDowned)s]) >= %(linkDownedEvents)d
+            or
+            sum without (netdev) (increase(rdma_phy_link_down_events_total{%(sel)s}[%(winLinkDowned)s])) >= %(linkDownedEvents)d
+          |||),
+          'RDMA link keeps going down (link_downed rising).',
+          'The link of %s went down {{ $value | humanize }} times within %s (link_downed / link_down_events_phy), even if every drop was too short to see in a scrape.' % [port, w.linkDowned]),
+    alert('RdmaPortRateBelowExpected', 'warning', 'rateBelowExpected',
+          fmt(|||
+            device_port:rdma_port_rate_bytes_per_second:by_hca_type
+              < on (%(clusterLabel)s, hca_type, link_layer) group_left ()
+            hca_type:rdma_port_rate_bytes_per_second:median
+          |||),
+          'RDMA port runs below the rate of its HCA type.',
+          'RDMA port %s ({{ $labels.hca_type }}, {{ $labels.link_layer }}) runs at {{ $value | humanize }}B/s, below the usual rate of this HCA type in the fleet: link speed or width downgraded.' % port),
+    alert('RdmaPcieDowntrained', 'warning', 'pcieDowntrained',
+          fmt(|||
+            rdma_pcie_link_width_lanes{%(sel)s, kind="current"} < ignoring (kind) rdma_pcie_link_width_lanes{%(sel)s, kind="max"}
+            or
+            rdma_pcie_link_transfers_per_second{%(sel)s, kind="current"} < ignoring (kind) rdma_pcie_link_transfers_per_second{%(sel)s, kind="max"}
+          |||),
+          'HCA PCIe link trained below its maximum.',
+          'The PCIe link of %s runs below its maximum width or speed: the HCA cannot reach line rate.' % dev),
+    alert('RdmaPortPhysicalErrors', 'warning', 'physicalErrors',
+          fmt(|||
+            increase(rdma_port_symbol_errors_total{%(sel)s}[%(winPhysicalErrors)s]) > %(physicalErrors)d
+            or
+            increase(rdma_port_link_error_recovery_total{%(sel)s}[%(winPhysicalErrors)s]) > %(physicalErrors)d
+            or
+            sum without (netdev) (increase(rdma_phy_symbol_errors_total{%(sel)s}[%(winPhysicalErrors)s])) > %(physicalErrors)d
+            or
+            sum without (netdev) (increase(rdma_phy_crc_errors_total{%(sel)s}[%(winPhysicalErrors)s])) > %(physicalErrors)d
+            or
+            sum without (netdev) (increase(rdma_phy_uncorrectable_symbol_errors_total{%(sel)s}[%(winPhysicalErrors)s])) > %(physicalErrors)d
+          |||),
+          'RDMA port physical-layer errors rising.',
+          'RDMA port %s counted {{ $value | humanize }} symbol / link recovery / PHY CRC or uncorrectable errors within %s: marginal cable, optic or connector.' % [port, w.physicalErrors]),
+    alert('RdmaPortHighBitErrorRate', 'warning', 'bitErrorRate',
+          fmt('device_port:rdma_effective_bit_error_rate:%(r)s > ' + ('%g' % t.effectiveBitErrorRate)),
+          'RDMA port effective bit error rate too high.',
+          'RDMA port %s has an effective (post-FEC) bit error rate of {{ $value | humanize }} (threshold %g): errors reach the transport.' % [port, t.effectiveBitErrorRate]),
+  ],
+
+  local losslessAlerts = [
+    alert('RdmaPfcStorm', 'critical', 'pfcStorm',
+          fmt('device_port_priority:rdma_pfc_pause_ratio:%(r)s{direction="tx"} > ' + ('%g' % t.pfcStormPauseRatio)),
+          'PFC pause storm from an RDMA NIC.',
+          'RDMA port %s ({{ $labels.netdev }}) sends PFC pause on priority {{ $labels.priority }} {{ $value | humanizePercentage }} of the time: a NIC pause storm stalls the fabric.' % port),
+    alert('RdmaPfcStormWatchdog', 'critical', 'pfcStormWatchdog',
+          fmt('sum without (severity) (increase(rdma_pfc_storm_events_total{%(sel)s, severity="error"}[%(winStormEvents)s])) > 0'),
+          'NIC PFC storm prevention disabled pause transmission.',
+          'The PFC stall-prevention watchdog of %s ({{ $labels.netdev }}) fired (tx_pause_storm_error_events): pause transmission was disabled and lossless traffic may drop.' % port),
+    alert('RdmaNcclPriorityPaused', 'warning', 'ncclPriorityPaused',
+          fmt(|||
+            device_port_priority:rdma_pfc_pause_ratio:%(r)s{direction="rx"} > %(ncclPauseRatio)g
+            and on (%(node)s, device, port, priority)
+            count_values by (%(node)s, device, port) ("priority", rdma_nccl_priority{%(sel)s})
+          |||),
+          'NCCL priority paused for a long time.',
+          'RDMA port %s ({{ $labels.netdev }}) is paused by the fabric {{ $value | humanizePercentage }} of the time on the NCCL priority {{ $labels.priority }}: congestion or a pause storm elsewhere.' % port),
+    alert('RdmaCongestionSurge', 'warning', 'congestionSurge',
+          fmt('max without (counter) (device_port:rdma_congestion_packets:%(r)s) > ' + ('%g' % t.congestionPacketsPerSecond)),
+          'ECN / CNP congestion surge on an RDMA port.',
+          'RDMA port %s sees {{ $value | humanize }} ECN-marked or CNP packets per second: the fabric is congested on this path.' % port),
+    alert('RdmaRoceConfigCheckFailing', 'warning', 'roceConfig',
+          fmt('rdma_roce_config_ok{%(sel)s} == 0'),
+          'RoCE configuration check failing.',
+          'RoCE check {{ $labels.check }} fails on %s ({{ $labels.netdev }}): the port is not configured for lossless NCCL traffic.' % port),
+  ],
+
+  local transportAlerts = [
+    alert('RdmaReceiveBufferExhausted', 'warning', 'outOfBuffer',
+          fmt('device_port:rdma_port_errors:%(r)s{counter="out_of_buffer"} > ' + ('%g' % t.outOfBufferPerSecond)),
+          'RDMA receive buffer exhaustion (out_of_buffer).',
+          'RDMA port %s drops {{ $value | humanize }} packets per second for lack of a posted receive WQE (out_of_buffer): the receiver does not keep up.' % port),
+    alert('RdmaTransportRetries', 'critical', 'transportRetries',
+          fmt(|||
+            increase(rdma_hw_req_transport_retries_exceeded_total{%(sel)s}[%(winTransport)s]) > %(transportRetriesExceeded)d
+            or
+            increase(rdma_hw_retry_exceeded_err_total{%(sel)s}[%(winTransport)s]) > %(transportRetriesExceeded)d
+            or
+            increase(rdma_hw_local_ack_timeout_err_total{%(sel)s}[%(winTransport)s]) > %(localAckTimeouts)d
+            or
+            increase(rdma_hw_packet_seq_err_total{%(sel)s}[%(winTransport)s]) > %(packetSeqErrors)d
+          |||),
+          'RDMA transport retries on a port.',
+          'RDMA port %s counted {{ $value | humanize }} transport retry events within %s (retries exceeded, local ACK timeouts or packet sequence errors): QPs time out, NCCL fails with status 12.' % [port, w.transport]),
+    alert('RdmaPortCounterSaturated', 'warning', 'counterSaturated',
+          fmt('rdma_port_counters_saturated{%(sel)s} == 1'),
+          'RDMA port counter saturated.',
+          'Counter {{ $labels.counter }} of %s sits at its maximum value and no longer counts: increases of it are invisible until it is cleared.' % port),
+  ],
+
+  local fleetAlerts = [
+    alert('RdmaDeviceDisappeared', 'warning', 'disappeared',
+          fmt(|||
+            max by (%(node)s, device) (rdma_device_info{%(sel)s} offset %(winDisappeared)s)
+            unless %(onDev)s rdma_device_info{%(sel)s}
+            and %(onNode)s up{%(sel)s} == 1
+          |||),
+          'RDMA device disappeared.',
+          'RDMA device %s was present %s ago and is gone now while the exporter runs: HCA lost (driver, firmware, PCIe) or filtered.' % [dev, w.disappeared]),
+    alert('RdmaPortDisappeared', 'warning', 'disappeared',
+          fmt(|||
+            max by (%(node)s, device, port) (rdma_port_info{%(sel)s} offset %(winDisappeared)s)
+            unless %(onPort)s rdma_port_info{%(sel)s}
+            and %(onDev)s rdma_device_info{%(sel)s}
+          |||),
+          'RDMA port disappeared.',
+          'RDMA port %s was present %s ago and is gone now although its device is still there.' % [port, w.disappeared]),
+    alert('RdmaRailImbalance', 'warning', 'railImbalance',
+          fmt('device_port:rdma_rail_traffic_ratio:%(r)s < ' + ('%g' % t.railTrafficRatio)),
+          'RDMA rail carries far less traffic than its siblings.',
+          'RDMA port %s carries {{ $value | humanizePercentage }} of the median traffic of the rails on its node: NCCL probably stopped using this rail.' % port),
+    alert('RdmaPortTransmitWaitHigh', 'warning', 'transmitWait',
+          fmt('device_port:rdma_port_transmit_wait_ratio:%(r)s > ' + ('%g' % t.transmitWaitRatio)),
+          'InfiniBand port loses bandwidth waiting for credits.',
+          'InfiniBand port %s waited for credits (port_xmit_wait) {{ $value | humanizePercentage }} of the time: congestion downstream of the port.' % port),
+  ],
+
+  local exporterAlerts = [
+    alert('RdmaExporterDown', 'warning', 'exporterDown',
+          fmt('up{%(sel)s} == 0'),
+          'rdma_exporter is down.',
+          'Prometheus cannot scrape rdma_exporter on {{ $labels.%s }}: the RDMA fabric of this node is not monitored.' % c.nodeLabel),
+    alert('RdmaExporterPollStale', 'warning', 'exporterPollStale',
+          fmt('time() - rdma_exporter_last_poll_timestamp_seconds{%(sel)s} > %(pollStaleSeconds)d'),
+          'rdma_exporter serves stale data.',
+          'The last poll of rdma_exporter on {{ $labels.%s }} finished {{ $value | humanizeDuration }} ago: the poller is stuck.' % c.nodeLabel),
+    alert('RdmaExporterCollectorFailing', 'warning', 'collectorFailing',
+          fmt('rdma_exporter_collector_success{%(sel)s} == 0'),
+          'rdma_exporter collector failing.',
+          'Collector {{ $labels.collector }} of rdma_exporter on {{ $labels.%s }} fails: its metrics are missing.' % c.nodeLabel),
+    alert('RdmaExporterReadErrors', 'info', 'readErrors',
+          fmt('rate(rdma_exporter_read_errors_total{%(sel)s}[%(w)s]) > 0'),
+          'rdma_exporter read errors.',
+          'Collector {{ $labels.collector }} of rdma_exporter on {{ $labels.%s }} keeps failing to read files (reason {{ $labels.reason }}): some series are missing.' % c.nodeLabel),
+  ],
+
+  local kubernetesAlerts = [
+    alert('RdmaNodeWithoutHcaAllocatable', 'warning', 'nodeWithoutHca',
+          |||
+            kube_node_labels{%(ksmSelector)s, %(rdmaNodeLabel)s="%(rdmaNodeLabelValue)s"}
+            unless on (%(clusterLabel)s, %(ksmNodeLabel)s)
+            kube_node_status_allocatable{%(ksmSelector)s, resource="%(hcaResource)s"} > 0
+          ||| % c,
+          'RDMA node has no allocatable HCA.',
+          'Node {{ $labels.%s }} is labelled rdma=true but has no allocatable %s: the RDMA device plugin is not running there or found no HCA; RDMA pods cannot be scheduled on it.' % [c.ksmNodeLabel, std.strReplace(c.hcaResource, '_', '/')]),
+  ],
+
+  prometheusRules+:: {
+    groups+: [
+      { name: 'rdma_exporter.port.rules', rules: portRules },
+      { name: 'rdma_exporter.priority.rules', rules: priorityRules },
+      { name: 'rdma_exporter.node.rules', rules: nodeRules },
+    ],
+  },
+  prometheusAlerts+:: {
+    groups+: [
+      { name: 'rdma_exporter.link.alerts', rules: linkAlerts },
+      { name: 'rdma_exporter.lossless.alerts', rules: losslessAlerts },
+      { name: 'rdma_exporter.transport.alerts', rules: transportAlerts },
+      { name: 'rdma_exporter.fleet.alerts', rules: fleetAlerts },
+      { name: 'rdma_exporter.exporter.alerts', rules: exporterAlerts },
+      { name: 'rdma_exporter.kubernetes.alerts', rules: kubernetesAlerts },
+    ],
+  },
+}
