@@ -15,6 +15,7 @@ class DcbCollector : public Collector {
   std::string_view description() const override {
     return "DCB support, PFC enabled priorities and QoS trust mode (rtnetlink DCB)";
   }
+  bool slow_changing() const override { return true; }
   bool Collect(const Inventory& inventory, CollectContext& ctx, MetricSink& sink) override;
 };
 

@@ -12,6 +12,7 @@ class DeviceInfoCollector : public Collector {
   std::string_view description() const override {
     return "rdma_device_info: GUIDs, firmware, board, HCA type, PCI address, NUMA node, PF of a VF";
   }
+  bool slow_changing() const override { return true; }
   bool Collect(const Inventory& inventory, CollectContext& ctx, MetricSink& sink) override;
 };
 

@@ -14,6 +14,7 @@ class EcnCollector : public Collector {
   std::string_view description() const override {
     return "Per-priority RoCE ECN enable (MLNX_OFED sysfs ecn/roce_{np,rp})";
   }
+  bool slow_changing() const override { return true; }
   bool Collect(const Inventory& inventory, CollectContext& ctx, MetricSink& sink) override;
 };
 

@@ -13,6 +13,7 @@ class GidTableCollector : public Collector {
   std::string_view description() const override {
     return "GID table entries with RoCE version and netdev (show_gids)";
   }
+  bool slow_changing() const override { return true; }
   bool Collect(const Inventory& inventory, CollectContext& ctx, MetricSink& sink) override;
 };
 

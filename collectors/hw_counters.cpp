@@ -168,15 +168,27 @@ void WrapExtender::EndPoll() {
   ++generation_;
 }
 
-void HwCountersCollector::CollectDir(const std::string& dir, const std::string& key_prefix,
-                                     bool q_counters_32bit, const Labels& labels,
-                                     const std::string& prefix, CollectContext& ctx,
-                                     MetricSink& sink) {
+void HwCountersCollector::Export(const std::string& name, uint64_t raw, const Target& target,
+                                 MetricSink& sink) {
+  uint64_t counter = raw;
+  if (target.q_counters_32bit && IsMlx5QCounter(name) && counter <= UINT32_MAX) {
+    counter = wraps_.Extend(target.key_prefix + name, counter);
+  }
+  const char* help = HwCounterHelp(name);
+  sink.Counter(GenericMetricName(target.metric_prefix, name, "_total"),
+               help != nullptr ? std::string(help)
+                               : "Driver hw counter " + name +
+                                     " (not known to this exporter version; raw value).",
+               target.labels, static_cast<double>(counter));
+}
+
+bool HwCountersCollector::CollectDir(const std::string& dir, const Target& target,
+                                     CollectContext& ctx, MetricSink& sink) {
   std::vector<std::string> files;
   int err = ctx.sysfs().ListDir(dir, &files);
   if (err != 0) {
     if (err != ENOENT) ctx.ReadFailed(dir, err);  // no hw_counters: driver has none
-    return;
+    return false;
   }
   // mlx5 refreshes its whole counter cache (and starts the `lifespan` window) only when the
   // first counter is read; any other file read first costs firmware commands of its own
@@ -195,38 +207,70 @@ void HwCountersCollector::CollectDir(const std::string& dir, const std::string& 
       continue;
     }
     if (file == "lifespan") {
-      sink.Gauge(prefix + "counters_lifespan_seconds",
-                 "How long the driver caches hw_counters values, in seconds (sysfs lifespan, "
-                 "ms).",
-                 labels, static_cast<double>(*parsed) / 1000.0);
+      sink.Gauge(target.metric_prefix + "counters_lifespan_seconds",
+                 "How long the driver caches hw_counters file values, in seconds (sysfs "
+                 "lifespan, ms; only when counters are read from sysfs).",
+                 target.labels, static_cast<double>(*parsed) / 1000.0);
       continue;
     }
-    uint64_t counter = *parsed;
-    if (q_counters_32bit && IsMlx5QCounter(file) && counter <= UINT32_MAX) {
-      counter = wraps_.Extend(key_prefix + file, counter);
-    }
-    const char* help = HwCounterHelp(file);
-    sink.Counter(GenericMetricName(prefix, file, "_total"),
-                 help != nullptr ? std::string(help)
-                                 : "Driver hw counter " + file +
-                                       " (not known to this exporter "
-                                       "version; raw value).",
-                 labels, static_cast<double>(counter));
+    Export(file, *parsed, target, sink);
   }
+  return true;
+}
+
+int HwCountersCollector::CollectNetlink(RdmaNetlinkReader& netlink, const std::string& device,
+                                        unsigned port, const Target& target, MetricSink& sink) {
+  std::vector<std::pair<std::string, uint64_t>> counters;
+  int err = netlink.ReadHwCounters(device, port, &counters);
+  if (err != 0) return err;
+  for (const auto& [name, value] : counters)
+    Export(name, value, target, sink);
+  return 0;
 }
 
 bool HwCountersCollector::Collect(const Inventory& inventory, CollectContext& ctx,
                                   MetricSink& sink) {
+  RdmaNetlinkReader* netlink = nullptr;
+  if (source_ != HwCounterSource::kSysfs && ctx.kernel() != nullptr) {
+    netlink = ctx.kernel()->rdma_nl.get();
+  }
+  if (netlink == nullptr && source_ == HwCounterSource::kNetlink) {
+    ctx.ReadFailed("rdma_netlink", EOPNOTSUPP);  // no RDMA netlink reader (fixture mode)
+  }
+  double netlink_ports = 0, sysfs_ports = 0;
   for (const auto& device : inventory.devices) {
-    CollectDir(JoinPath(device.dir, "hw_counters"), device.name + "/0/", device.has_hca_type,
-               DeviceLabels(device), "rdma_device_hw_", ctx, sink);
+    // Device-level counters have no netlink equivalent (STAT_GET needs a port).
+    CollectDir(JoinPath(device.dir, "hw_counters"),
+               {device.name + "/0/", device.has_hca_type, DeviceLabels(device), "rdma_device_hw_"},
+               ctx, sink);
     for (const auto& port : device.ports) {
-      CollectDir(JoinPath(port.dir, "hw_counters"),
-                 device.name + "/" + std::to_string(port.number) + "/", device.has_hca_type,
-                 PortLabels(device, port), "rdma_hw_", ctx, sink);
+      Target target{device.name + "/" + std::to_string(port.number) + "/", device.has_hca_type,
+                    PortLabels(device, port), "rdma_hw_"};
+      if (source_ == HwCounterSource::kNetlink && netlink == nullptr) continue;
+      if (netlink != nullptr) {
+        int err = CollectNetlink(*netlink, device.name, port.number, target, sink);
+        if (err == 0) {
+          ++netlink_ports;
+          continue;
+        }
+        // ENODEV: netlink does not know the device (another RDMA namespace, a fixture without
+        // it); EINVAL/EOPNOTSUPP: the port has no counters or the kernel predates STAT_GET.
+        // With source auto those are why the files exist; anything else is a real failure.
+        bool expected = err == ENODEV || err == EINVAL || err == EOPNOTSUPP;
+        if (source_ == HwCounterSource::kNetlink || !expected) {
+          ctx.ReadFailed("rdma_netlink:" + device.name + "/" + std::to_string(port.number), err);
+        }
+        if (source_ == HwCounterSource::kNetlink) continue;
+      }
+      if (CollectDir(JoinPath(port.dir, "hw_counters"), target, ctx, sink)) ++sysfs_ports;
     }
   }
   wraps_.EndPoll();
+  const char* help =
+      "Ports whose hw counters the last poll read from each source (netlink: one RDMA netlink "
+      "STAT_GET per port; sysfs: the hw_counters files).";
+  sink.Gauge("rdma_exporter_hw_counters_ports", help, {{"source", "netlink"}}, netlink_ports);
+  sink.Gauge("rdma_exporter_hw_counters_ports", help, {{"source", "sysfs"}}, sysfs_ports);
   return true;
 }
 

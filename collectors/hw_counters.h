@@ -1,8 +1,15 @@
-// hw_counters: every file of ports/<N>/hw_counters/ as rdma_hw_<name>_total{device,port} and of
-// the device-level hw_counters/ as rdma_device_hw_<name>_total{device}; `lifespan` (ms) as
-// rdma_hw_counters_lifespan_seconds. Unknown names are exported with a generic HELP, never
-// dropped. mlx5 q-counters are 32-bit firmware values that wrap; they are extended here to
-// monotonic 64-bit values across polls.
+// hw_counters: every hw counter of each port as rdma_hw_<name>_total{device,port}, and every
+// file of the device-level hw_counters/ as rdma_device_hw_<name>_total{device}. Unknown names are
+// exported with a generic HELP, never dropped. mlx5 q-counters are 32-bit firmware values that
+// wrap; they are extended here to monotonic 64-bit values across polls.
+//
+// Port counters come from one RDMA netlink STAT_GET per port when the kernel answers it (source
+// auto or netlink): one message carries every counter, enabled optional ones included, and costs
+// mlx5 one firmware refresh. Otherwise (source sysfs, or auto on a kernel or port that does not
+// answer) from the ports/<N>/hw_counters/ files, `rx_write_requests` first so mlx5's lifespan
+// cache serves the rest (reference §1.6), plus `lifespan` (ms) as
+// rdma_hw_counters_lifespan_seconds. rdma_exporter_hw_counters_ports{source} says how many ports
+// each source served in the last poll.
 #pragma once
 
 #include <string>
@@ -37,6 +44,9 @@ class WrapExtender {
 
 class HwCountersCollector : public Collector {
  public:
+  HwCountersCollector() = default;
+  explicit HwCountersCollector(const CollectorOptions& options)
+      : source_(options.hw_counters_source) {}
   std::string_view name() const override { return "hw_counters"; }
   std::string_view description() const override {
     return "Driver hw_counters per port and per device (RoCE/transport/congestion counters)";
@@ -44,9 +54,21 @@ class HwCountersCollector : public Collector {
   bool Collect(const Inventory& inventory, CollectContext& ctx, MetricSink& sink) override;
 
  private:
-  void CollectDir(const std::string& dir, const std::string& key_prefix, bool q_counters_32bit,
-                  const Labels& labels, const std::string& prefix, CollectContext& ctx,
+  struct Target {            // whose counters are being exported
+    std::string key_prefix;  // "<device>/<port>/" (port 0: device-level) for wrap history
+    bool q_counters_32bit;   // mlx5: extend q counters across wraps
+    Labels labels;
+    std::string metric_prefix;  // rdma_hw_ or rdma_device_hw_
+  };
+  // Returns false when the directory does not exist (the driver has no such counters).
+  bool CollectDir(const std::string& dir, const Target& target, CollectContext& ctx,
                   MetricSink& sink);
+  // Returns 0 or the errno of the STAT_GET request.
+  int CollectNetlink(RdmaNetlinkReader& netlink, const std::string& device, unsigned port,
+                     const Target& target, MetricSink& sink);
+  void Export(const std::string& name, uint64_t raw, const Target& target, MetricSink& sink);
+
+  HwCounterSource source_ = HwCounterSource::kAuto;
   WrapExtender wraps_;
 };
 

@@ -13,6 +13,7 @@ class PcieCollector : public Collector {
   std::string_view description() const override {
     return "PCIe link speed/width (current, max) and AER error totals of the device's function";
   }
+  bool slow_changing() const override { return true; }
   bool Collect(const Inventory& inventory, CollectContext& ctx, MetricSink& sink) override;
 };
 

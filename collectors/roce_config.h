@@ -19,6 +19,7 @@ class RoceConfigCollector : public Collector {
     return "NCCL priority (from --nccl.ib-tc) and RoCE configuration checks: PFC, trust, ECN, "
            "MTU, RoCE v2 GID";
   }
+  bool slow_changing() const override { return true; }
   bool Collect(const Inventory& inventory, CollectContext& ctx, MetricSink& sink) override;
 
  private:

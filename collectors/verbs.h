@@ -17,6 +17,7 @@ class VerbsCollector : public Collector {
   std::string_view description() const override {
     return "Port active/max MTU and device limits (max QPs, CQs, MRs, PDs, SRQs) from libibverbs";
   }
+  bool slow_changing() const override { return true; }
   bool Collect(const Inventory& inventory, CollectContext& ctx, MetricSink& sink) override;
 };
 

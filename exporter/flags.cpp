@@ -110,10 +110,23 @@ std::string UsageText() {
          "                                  from the last poll. 0 = collect on each scrape "
          "(concurrent\n"
          "                                  scrapes share one collection).\n"
+         "  --poll-interval.slow=60s        How often to read slow-changing data (device info, "
+         "GIDs,\n"
+         "                                  PCIe, DCB/ECN/verbs configuration, RoCE checks); also "
+         "on\n"
+         "                                  any device change. 0 = every poll.\n"
          "  --device-include=REGEX          Only RDMA devices whose name fully matches.\n"
          "  --device-exclude=REGEX          Skip RDMA devices whose name fully matches; no "
          "file of an\n"
          "                                  excluded device is ever opened.\n"
+         "  --collector.hw_counters.source=auto\n"
+         "                                  auto, netlink or sysfs: read port hw counters with "
+         "one RDMA\n"
+         "                                  netlink STAT_GET per port (one firmware refresh on "
+         "mlx5) or\n"
+         "                                  from the hw_counters files; auto = netlink, sysfs "
+         "where the\n"
+         "                                  kernel does not answer.\n"
          "  --collector.ethtool.metrics-include=REGEX\n"
          "                                  Also export other ethtool stats matching REGEX "
          "(generic names).\n"
@@ -184,12 +197,20 @@ bool ParseFlags(const std::vector<std::string>& args, Options* options, std::str
       options->collector_overrides[collector] = enable ? on : !on;
       continue;
     }
-    static const char* kValueFlags[] = {"web.listen-address", "web.telemetry-path",
-                                        "path.sysfs",         "path.fixtures",
-                                        "poll-interval",      "device-include",
-                                        "device-exclude",     "collector.ethtool.metrics-include",
-                                        "nccl.ib-tc",         "roce.min-mtu",
-                                        "log.level",          "log.format"};
+    static const char* kValueFlags[] = {"web.listen-address",
+                                        "web.telemetry-path",
+                                        "path.sysfs",
+                                        "path.fixtures",
+                                        "poll-interval",
+                                        "poll-interval.slow",
+                                        "collector.hw_counters.source",
+                                        "device-include",
+                                        "device-exclude",
+                                        "collector.ethtool.metrics-include",
+                                        "nccl.ib-tc",
+                                        "roce.min-mtu",
+                                        "log.level",
+                                        "log.format"};
     bool known = false;
     for (const char* f : kValueFlags)
       known = known || name == f;
@@ -240,6 +261,25 @@ bool ParseFlags(const std::vector<std::string>& args, Options* options, std::str
       } else {
         options->collector_options.roce_min_mtu = number;
       }
+    } else if (name == "collector.hw_counters.source") {
+      auto& source = options->collector_options.hw_counters_source;
+      if (*value == "auto") {
+        source = HwCounterSource::kAuto;
+      } else if (*value == "netlink") {
+        source = HwCounterSource::kNetlink;
+      } else if (*value == "sysfs") {
+        source = HwCounterSource::kSysfs;
+      } else {
+        *error = "invalid --" + name + " \"" + *value + "\" (auto, netlink or sysfs)";
+        return false;
+      }
+    } else if (name == "poll-interval.slow") {
+      auto d = ParseDuration(*value);
+      if (!d) {
+        *error = "invalid duration \"" + *value + "\" for --" + name + " (e.g. 60s, 5m, 0)";
+        return false;
+      }
+      options->slow_poll_interval = *d;
     } else if (name == "poll-interval") {
       auto d = ParseDuration(*value);
       if (!d) {

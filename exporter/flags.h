@@ -17,6 +17,8 @@ struct Options {
   std::string telemetry_path = "/metrics";
   std::string sysfs_root = "/sys";
   std::chrono::milliseconds poll_interval{10000};
+  // --poll-interval.slow: device identity, GIDs, PCIe, DCB/ECN/verbs configuration.
+  std::chrono::milliseconds slow_poll_interval{60000};
   std::map<std::string, bool> collector_overrides;  // --[no-]collector.<name>
   std::string device_include;
   std::string device_exclude;

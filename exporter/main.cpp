@@ -37,6 +37,7 @@ PollerConfig MakePollerConfig(const Options& options) {
   }
   if (!options.device_include.empty()) config.filter.include.emplace(options.device_include);
   if (!options.device_exclude.empty()) config.filter.exclude.emplace(options.device_exclude);
+  config.slow_interval = options.slow_poll_interval;
   std::string fixtures = options.fixtures_dir;
   config.make_kernel_readers = [fixtures](SysfsReader& sysfs) {
     return MakeKernelReaders(fixtures, sysfs);

@@ -125,7 +125,7 @@ std::shared_ptr<const Snapshot> Poller::Collect() {
   return snapshot;
 }
 
-void Poller::TrackDevices(const Inventory& inventory) {
+bool Poller::TrackDevices(const Inventory& inventory) {
   // A device that vanished, or came back as a new kernel object under the same name (driver
   // reload), must not be read through descriptors of its old files.
   std::map<std::string, uint64_t> current;
@@ -134,20 +134,35 @@ void Poller::TrackDevices(const Inventory& inventory) {
     std::string path = JoinPath(sysfs_->root(), device.dir);
     current[device.name] = stat(path.c_str(), &st) == 0 ? st.st_ino : 0;
   }
+  bool changed = false;
   for (const auto& [name, identity] : device_identity_) {
     auto it = current.find(name);
     if (it == current.end()) {
       LogInfo("RDMA device vanished", {{"device", name}});
       sysfs_->CloseUnder(JoinPath("class/infiniband", name) + "/");
+      changed = true;
     } else if (it->second != identity) {
       LogInfo("RDMA device re-registered", {{"device", name}});
       sysfs_->CloseUnder(JoinPath("class/infiniband", name) + "/");
+      changed = true;
     }
   }
   for (const auto& [name, identity] : current) {
-    if (!device_identity_.count(name)) LogInfo("RDMA device found", {{"device", name}});
+    if (!device_identity_.count(name)) {
+      LogInfo("RDMA device found", {{"device", name}});
+      changed = true;
+    }
   }
   device_identity_ = std::move(current);
+  return changed;
+}
+
+bool Poller::SlowCollectorsDue(bool devices_changed) {
+  auto now = std::chrono::steady_clock::now();
+  bool due = devices_changed || config_.slow_interval.count() == 0 || last_runs_.empty() ||
+             now - last_slow_run_ >= config_.slow_interval;
+  if (due) last_slow_run_ = now;
+  return due;
 }
 
 std::shared_ptr<const Snapshot> Poller::CollectLocked() {
@@ -159,26 +174,39 @@ std::shared_ptr<const Snapshot> Poller::CollectLocked() {
   for (const auto& e : discovery_errors) {
     errors_.Record("inventory", e.path, ErrnoReason(e.err), std::strerror(e.err));
   }
-  TrackDevices(inventory);
+  bool devices_changed = TrackDevices(inventory);
+  bool run_slow = SlowCollectorsDue(devices_changed);
   if (kernel_ != nullptr) kernel_->BeginPoll();
+  last_runs_.resize(config_.collectors.size());
 
-  for (auto& collector : config_.collectors) {
-    auto start = std::chrono::steady_clock::now();
-    CollectContext ctx(*sysfs_, errors_, collector->name(), kernel_.get());
-    bool ok = false;
-    try {
-      ok = collector->Collect(inventory, ctx, sink);
-    } catch (const std::exception& e) {
-      // Collectors do not throw by design; this is the last line of defence (e.g. bad_alloc).
-      LogError("collector failed", {{"collector", collector->name()}, {"error", e.what()}});
+  for (size_t i = 0; i < config_.collectors.size(); ++i) {
+    Collector& collector = *config_.collectors[i];
+    std::optional<LastRun>& last = last_runs_[i];
+    bool is_slow = collector.slow_changing();
+    if (!is_slow || run_slow || !last) {
+      auto start = std::chrono::steady_clock::now();
+      CollectContext ctx(*sysfs_, errors_, collector.name(), kernel_.get());
+      MetricSink slow_sink;
+      bool ok = false;
+      try {
+        ok = collector.Collect(inventory, ctx, is_slow ? slow_sink : sink);
+      } catch (const std::exception& e) {
+        // Collectors do not throw by design; this is the last line of defence (e.g. bad_alloc).
+        LogError("collector failed", {{"collector", collector.name()}, {"error", e.what()}});
+      }
+      last = LastRun{is_slow ? slow_sink.Take() : std::vector<prometheus::MetricFamily>{},
+                     SecondsSince(start), ok};
     }
-    Labels labels = {{"collector", std::string(collector->name())}};
+    if (is_slow) sink.Merge(last->families);  // a copy: the cache serves the next polls too
+    Labels labels = {{"collector", std::string(collector.name())}};
     sink.Gauge("rdma_exporter_collector_duration_seconds",
-               "Time a collector took in the last poll.", labels, SecondsSince(start));
+               "Time a collector took the last time it ran (every poll, or every "
+               "--poll-interval.slow for slow-changing data).",
+               labels, last->duration_seconds);
     sink.Gauge("rdma_exporter_collector_success",
-               "1 if the collector ran in the last poll (individual unreadable files are counted "
-               "in rdma_exporter_read_errors_total instead), else 0.",
-               labels, ok ? 1 : 0);
+               "1 if the collector ran the last time (individual unreadable files are counted in "
+               "rdma_exporter_read_errors_total instead), else 0.",
+               labels, last->ok ? 1 : 0);
   }
 
   for (const auto& [key, total] : errors_.Totals()) {

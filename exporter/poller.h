@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -38,6 +39,10 @@ struct PollerConfig {
   // Builds the ethtool/DCB/netdev readers once the sysfs reader exists; unset = none (tests of
   // sysfs-only collectors).
   std::function<KernelReaders(SysfsReader&)> make_kernel_readers;
+  // --poll-interval.slow: how often collectors with slow_changing() run (0 = every poll). They
+  // also run whenever a device appears, vanishes or is re-registered, so their series never
+  // outlive a device.
+  std::chrono::milliseconds slow_interval{0};
 };
 
 class Poller {
@@ -51,14 +56,25 @@ class Poller {
   std::shared_ptr<const Snapshot> Latest() const;
 
  private:
+  // A collector's last run; for a slow collector also its output, served until it runs again.
+  struct LastRun {
+    std::vector<prometheus::MetricFamily> families;
+    double duration_seconds = 0;
+    bool ok = false;
+  };
+
   std::shared_ptr<const Snapshot> CollectLocked();
-  void TrackDevices(const Inventory& inventory);
+  // Returns true when the set of devices (or the identity of one) changed since the last poll.
+  bool TrackDevices(const Inventory& inventory);
+  bool SlowCollectorsDue(bool devices_changed);
 
   std::unique_ptr<SysfsReader> sysfs_;
   PollerConfig config_;
   std::unique_ptr<KernelReaders> kernel_;
   ErrorTracker errors_;
   std::map<std::string, uint64_t> device_identity_;  // name -> inode of its sysfs directory
+  std::vector<std::optional<LastRun>> last_runs_;    // by collector index
+  std::chrono::steady_clock::time_point last_slow_run_;
 
   mutable std::mutex mu_;
   std::condition_variable done_;

@@ -21,6 +21,7 @@
 #include "netlink_util.h"
 #include "rdma_exporter/kernel_readers.h"
 #include "rdma_exporter/parse.h"
+#include "rdma_netlink_reader.h"
 
 namespace rdma_exporter {
 namespace {
@@ -60,10 +61,76 @@ std::optional<std::string> GetString(nlattr* attr) {
   return std::string(data, strnlen(data, static_cast<size_t>(nla_len(attr))));
 }
 
+// nlmsg_parse with the nldev layout (no family header). Returns 0 or EBADMSG.
+int ParseAttrs(const nlmsghdr* hdr, AttrTable& tb) {
+  return nlmsg_parse(const_cast<nlmsghdr*>(hdr), 0, tb, kMaxAttr, nullptr) < 0 ? EBADMSG : 0;
+}
+
+// Replies carry DEV_NAME; a different name means the index now belongs to another device.
+bool OtherDevice(AttrTable& tb, const std::string& device) {
+  auto name = GetString(tb[RDMA_NLDEV_ATTR_DEV_NAME]);
+  return name && *name != device;
+}
+
+}  // namespace
+
+int ParseRdmaDevGetReply(const nlmsghdr* hdr, std::string* name, uint32_t* index) {
+  AttrTable tb = {};
+  if (ParseAttrs(hdr, tb) != 0) return EBADMSG;
+  auto got_index = GetU32(tb[RDMA_NLDEV_ATTR_DEV_INDEX]);
+  auto got_name = GetString(tb[RDMA_NLDEV_ATTR_DEV_NAME]);
+  if (!got_index || !got_name) return ENOENT;
+  *name = std::move(*got_name);
+  *index = *got_index;
+  return 0;
+}
+
+int ParseRdmaResGetReply(const nlmsghdr* hdr, const std::string& device,
+                         std::map<std::string, uint64_t>* counts) {
+  AttrTable tb = {};
+  if (ParseAttrs(hdr, tb) != 0) return EBADMSG;
+  if (OtherDevice(tb, device)) return ENODEV;
+  nlattr* table = tb[RDMA_NLDEV_ATTR_RES_SUMMARY];
+  if (table == nullptr) return EBADMSG;
+  nlattr* entry;
+  int remaining;
+  nla_for_each_nested(entry, table, remaining) {
+    AttrTable line = {};
+    if (nla_parse_nested(line, kMaxAttr, entry, nullptr) < 0) return EBADMSG;
+    auto name = GetString(line[RDMA_NLDEV_ATTR_RES_SUMMARY_ENTRY_NAME]);
+    auto curr = GetU64(line[RDMA_NLDEV_ATTR_RES_SUMMARY_ENTRY_CURR]);
+    if (!name || !curr) return EBADMSG;
+    (*counts)[*name] = *curr;
+  }
+  return 0;
+}
+
+int ParseRdmaStatGetReply(const nlmsghdr* hdr, const std::string& device,
+                          std::vector<std::pair<std::string, uint64_t>>* out) {
+  AttrTable tb = {};
+  if (ParseAttrs(hdr, tb) != 0) return EBADMSG;
+  if (OtherDevice(tb, device)) return ENODEV;
+  nlattr* table = tb[RDMA_NLDEV_ATTR_STAT_HWCOUNTERS];
+  if (table == nullptr) return EBADMSG;
+  nlattr* entry;
+  int remaining;
+  nla_for_each_nested(entry, table, remaining) {
+    AttrTable line = {};
+    if (nla_parse_nested(line, kMaxAttr, entry, nullptr) < 0) return EBADMSG;
+    auto name = GetString(line[RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_NAME]);
+    auto value = GetU64(line[RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_VALUE]);
+    if (!name || !value) return EBADMSG;
+    out->emplace_back(std::move(*name), *value);
+  }
+  return 0;
+}
+
+namespace {
+
 // What the receive callbacks share.
 struct Exchange {
-  uint16_t type = 0;                          // expected nlmsg_type
-  std::function<int(AttrTable&)> on_message;  // returns 0 or an errno value
+  uint16_t type = 0;                               // expected nlmsg_type
+  std::function<int(const nlmsghdr*)> on_message;  // returns 0 or an errno value
   bool got_reply = false;
   int kernel_error = 0;  // positive errno from an NLMSG_ERROR
   int error = 0;         // positive errno from parsing a reply
@@ -73,13 +140,8 @@ int OnValid(nl_msg* msg, void* arg) {
   auto* ex = static_cast<Exchange*>(arg);
   nlmsghdr* hdr = nlmsg_hdr(msg);
   if (hdr->nlmsg_type != ex->type) return NL_SKIP;
-  AttrTable tb = {};
-  if (nlmsg_parse(hdr, 0, tb, kMaxAttr, nullptr) < 0) {
-    ex->error = EBADMSG;
-    return NL_STOP;
-  }
   ex->got_reply = true;
-  int err = ex->on_message(tb);
+  int err = ex->on_message(hdr);
   if (err != 0) {
     ex->error = err;
     return NL_STOP;
@@ -110,23 +172,7 @@ class RdmaNetlinkKernelReader : public RdmaNetlinkReader {
     std::map<std::string, uint64_t> result;
     err = Transact(
         RDMA_NLDEV_CMD_RES_GET, 0, [&](nl_msg* msg) { return PutIndex(msg, index, 0); },
-        [&](AttrTable& tb) {
-          auto name = GetString(tb[RDMA_NLDEV_ATTR_DEV_NAME]);
-          if (name && *name != device) return ENODEV;  // the index now names another device
-          nlattr* table = tb[RDMA_NLDEV_ATTR_RES_SUMMARY];
-          if (table == nullptr) return EBADMSG;
-          nlattr* entry;
-          int remaining;
-          nla_for_each_nested(entry, table, remaining) {
-            AttrTable line = {};
-            if (nla_parse_nested(line, kMaxAttr, entry, nullptr) < 0) return EBADMSG;
-            auto entry_name = GetString(line[RDMA_NLDEV_ATTR_RES_SUMMARY_ENTRY_NAME]);
-            auto curr = GetU64(line[RDMA_NLDEV_ATTR_RES_SUMMARY_ENTRY_CURR]);
-            if (!entry_name || !curr) return EBADMSG;
-            result[*entry_name] = *curr;
-          }
-          return 0;
-        });
+        [&](const nlmsghdr* hdr) { return ParseRdmaResGetReply(hdr, device, &result); });
     err = AfterRequest(device, err);
     if (err == 0) *counts = std::move(result);
     return err;
@@ -141,23 +187,7 @@ class RdmaNetlinkKernelReader : public RdmaNetlinkReader {
     std::vector<std::pair<std::string, uint64_t>> result;
     err = Transact(
         RDMA_NLDEV_CMD_STAT_GET, 0, [&](nl_msg* msg) { return PutIndex(msg, index, port); },
-        [&](AttrTable& tb) {
-          auto name = GetString(tb[RDMA_NLDEV_ATTR_DEV_NAME]);
-          if (name && *name != device) return ENODEV;
-          nlattr* table = tb[RDMA_NLDEV_ATTR_STAT_HWCOUNTERS];
-          if (table == nullptr) return EBADMSG;
-          nlattr* entry;
-          int remaining;
-          nla_for_each_nested(entry, table, remaining) {
-            AttrTable line = {};
-            if (nla_parse_nested(line, kMaxAttr, entry, nullptr) < 0) return EBADMSG;
-            auto counter = GetString(line[RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_NAME]);
-            auto value = GetU64(line[RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_VALUE]);
-            if (!counter || !value) return EBADMSG;
-            result.emplace_back(std::move(*counter), *value);
-          }
-          return 0;
-        });
+        [&](const nlmsghdr* hdr) { return ParseRdmaStatGetReply(hdr, device, &result); });
     err = AfterRequest(device, err);
     if (err == 0) *out = std::move(result);
     return err;
@@ -184,7 +214,7 @@ class RdmaNetlinkKernelReader : public RdmaNetlinkReader {
 
   // Sends one request and receives its reply (or all parts of a dump). Returns 0 or an errno.
   int Transact(int cmd, int flags, const std::function<int(nl_msg*)>& put_attrs,
-               std::function<int(AttrTable&)> on_message) {
+               std::function<int(const nlmsghdr*)> on_message) {
     int err = Connect();
     if (err != 0) return err;
     nl_msg* msg = nlmsg_alloc_simple(MessageType(cmd), NLM_F_REQUEST | flags);
@@ -221,11 +251,12 @@ class RdmaNetlinkKernelReader : public RdmaNetlinkReader {
     std::map<std::string, uint32_t> indexes;
     int err = Transact(
         RDMA_NLDEV_CMD_GET, NLM_F_DUMP, [](nl_msg*) { return 0; },
-        [&](AttrTable& tb) {
-          auto index = GetU32(tb[RDMA_NLDEV_ATTR_DEV_INDEX]);
-          auto name = GetString(tb[RDMA_NLDEV_ATTR_DEV_NAME]);
-          if (index && name) indexes[*name] = *index;
-          return 0;
+        [&](const nlmsghdr* hdr) {
+          std::string name;
+          uint32_t index = 0;
+          int err = ParseRdmaDevGetReply(hdr, &name, &index);
+          if (err == 0) indexes[name] = index;
+          return err == ENOENT ? 0 : err;
         });
     if (err != 0) return err;
     indexes_ = std::move(indexes);

@@ -47,6 +47,13 @@ class CollectContext {
   size_t failures_ = 0;
 };
 
+// Where the hw_counters collector reads port hw counters (--collector.hw_counters.source).
+enum class HwCounterSource {
+  kAuto,     // RDMA netlink STAT_GET when the kernel answers it for the port, else sysfs
+  kNetlink,  // STAT_GET only (a failure is an error, no fallback)
+  kSysfs,    // the hw_counters/ files only
+};
+
 // Settings of individual collectors, from flags.
 struct CollectorOptions {
   // --collector.ethtool.metrics-include: other ethtool stats exported under generic names.
@@ -55,6 +62,7 @@ struct CollectorOptions {
   std::optional<int> nccl_ib_tc;
   // --roce.min-mtu: the smallest acceptable RoCE netdev MTU (the deployment guide's 4200).
   unsigned roce_min_mtu = 4200;
+  HwCounterSource hw_counters_source = HwCounterSource::kAuto;
 };
 
 class Collector {
@@ -63,6 +71,10 @@ class Collector {
   virtual std::string_view name() const = 0;
   virtual std::string_view description() const = 0;
   virtual bool enabled_by_default() const { return true; }
+  // Slow-changing data (identity, configuration): collected every --poll-interval.slow instead
+  // of every poll, and whenever the set of devices changes; the poller serves the last output
+  // in between.
+  virtual bool slow_changing() const { return false; }
   // Adds this collector's samples for the inventory. Returns false if the collector as a whole
   // failed (per-file failures are reported through ctx and do not make the collector fail).
   virtual bool Collect(const Inventory& inventory, CollectContext& ctx, MetricSink& sink) = 0;

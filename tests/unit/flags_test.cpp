@@ -19,6 +19,8 @@ TEST(Flags, DefaultsMatchTheDocumentation) {
   EXPECT_EQ(o.telemetry_path, "/metrics");
   EXPECT_EQ(o.sysfs_root, "/sys");
   EXPECT_EQ(o.poll_interval.count(), 10000);
+  EXPECT_EQ(o.slow_poll_interval.count(), 60000);
+  EXPECT_EQ(o.collector_options.hw_counters_source, HwCounterSource::kAuto);
   EXPECT_EQ(o.log_level, "info");
   EXPECT_EQ(o.log_format, LogFormat::kLogfmt);
 }
@@ -55,6 +57,20 @@ TEST(Flags, AcceptsRoceAndFixtureFlags) {
   EXPECT_TRUE(std::regex_match("rx_bytes", *o.collector_options.ethtool_metrics_include));
 }
 
+TEST(Flags, AcceptsPollTierAndHwCounterSourceFlags) {
+  Options o;
+  std::string error;
+  ASSERT_TRUE(
+      Parse({"--poll-interval.slow=5m", "--collector.hw_counters.source", "netlink"}, &o, &error))
+      << error;
+  EXPECT_EQ(o.slow_poll_interval.count(), 300000);
+  EXPECT_EQ(o.collector_options.hw_counters_source, HwCounterSource::kNetlink);
+  ASSERT_TRUE(Parse({"--poll-interval.slow=0", "--collector.hw_counters.source=sysfs"}, &o, &error))
+      << error;
+  EXPECT_EQ(o.slow_poll_interval.count(), 0);
+  EXPECT_EQ(o.collector_options.hw_counters_source, HwCounterSource::kSysfs);
+}
+
 TEST(Flags, RejectsWrongFlagsAndValuesWithOneLine) {
   const std::vector<std::vector<std::string>> bad = {
       {"--bogus"},
@@ -77,6 +93,8 @@ TEST(Flags, RejectsWrongFlagsAndValuesWithOneLine) {
       {"--roce.min-mtu=big"},
       {"--collector.ethtool.metrics-include=("},
       {"--collector.ethtool.bogus=1"},
+      {"--poll-interval.slow=soon"},
+      {"--collector.hw_counters.source=mad"},
   };
   for (const auto& args : bad) {
     Options o;

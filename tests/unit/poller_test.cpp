@@ -193,6 +193,95 @@ TEST(Poller, VanishedDeviceSeriesDisappearAndReturn) {
             std::string::npos);
 }
 
+// Counts its runs; slow-changing or not as told.
+class CountingCollector : public Collector {
+ public:
+  CountingCollector(std::string name, bool slow) : name_(std::move(name)), slow_(slow) {}
+  std::string_view name() const override { return name_; }
+  std::string_view description() const override { return "test"; }
+  bool slow_changing() const override { return slow_; }
+  bool Collect(const Inventory& inventory, CollectContext&, MetricSink& sink) override {
+    ++runs;
+    for (const auto& device : inventory.devices) {
+      sink.Gauge("rdma_test_" + name_ + "_run", "run", {{"device", device.name}}, runs);
+    }
+    return true;
+  }
+  int runs = 0;
+
+ private:
+  std::string name_;
+  bool slow_;
+};
+
+struct TieredPoller {
+  explicit TieredPoller(const std::string& root, std::chrono::milliseconds slow_interval) {
+    PollerConfig config;
+    auto fast_collector = std::make_unique<CountingCollector>("fast", false);
+    auto slow_collector = std::make_unique<CountingCollector>("slow", true);
+    fast = fast_collector.get();
+    slow = slow_collector.get();
+    config.collectors.push_back(std::move(fast_collector));
+    config.collectors.push_back(std::move(slow_collector));
+    config.process_metrics = false;
+    config.slow_interval = slow_interval;
+    poller = std::make_unique<Poller>(std::make_unique<SysfsReader>(root), std::move(config));
+  }
+  CountingCollector* fast;
+  CountingCollector* slow;
+  std::unique_ptr<Poller> poller;
+};
+
+TEST(Poller, SlowCollectorsRunOncePerSlowIntervalAndTheirSeriesAreServedBetween) {
+  TieredPoller t(RxeCaptureSysfs(), std::chrono::hours(1));
+  for (int i = 0; i < 3; ++i) {
+    std::string text = t.poller->Collect()->text;
+    // The first run's output, every poll.
+    EXPECT_NE(text.find("rdma_test_slow_run{device=\"rxe1\"} 1"), std::string::npos) << text;
+    EXPECT_NE(text.find("rdma_exporter_collector_success{collector=\"slow\"} 1"),
+              std::string::npos);
+  }
+  EXPECT_EQ(t.fast->runs, 3);
+  EXPECT_EQ(t.slow->runs, 1);
+}
+
+TEST(Poller, SlowIntervalZeroRunsSlowCollectorsEveryPoll) {
+  TieredPoller t(RxeCaptureSysfs(), std::chrono::milliseconds(0));
+  for (int i = 0; i < 3; ++i)
+    t.poller->Collect();
+  EXPECT_EQ(t.slow->runs, 3);
+  EXPECT_NE(t.poller->Latest()->text.find("rdma_test_slow_run{device=\"rxe0\"} 3"),
+            std::string::npos);
+}
+
+TEST(Poller, SlowIntervalElapsedRunsSlowCollectorsAgain) {
+  TieredPoller t(RxeCaptureSysfs(), std::chrono::milliseconds(200));
+  t.poller->Collect();
+  t.poller->Collect();
+  EXPECT_EQ(t.slow->runs, 1);
+  std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  t.poller->Collect();
+  EXPECT_EQ(t.slow->runs, 2);
+}
+
+TEST(Poller, DeviceChangesRefreshSlowCollectorsSoNoSeriesOutlivesItsDevice) {
+  TempDir dir;
+  fs::copy(RxeCaptureSysfs(), dir.path(),
+           fs::copy_options::recursive | fs::copy_options::copy_symlinks);
+  TieredPoller t(dir.path(), std::chrono::hours(1));
+  t.poller->Collect();
+  fs::rename(dir.path() + "/class/infiniband/rxe1", dir.path() + "/rxe1.link");
+  std::string text = t.poller->Collect()->text;
+  EXPECT_EQ(t.slow->runs, 2);
+  EXPECT_EQ(text.find("device=\"rxe1\""), std::string::npos) << text;
+  t.poller->Collect();  // nothing changed: served from the cache
+  EXPECT_EQ(t.slow->runs, 2);
+  fs::rename(dir.path() + "/rxe1.link", dir.path() + "/class/infiniband/rxe1");
+  text = t.poller->Collect()->text;
+  EXPECT_EQ(t.slow->runs, 3);
+  EXPECT_NE(text.find("rdma_test_slow_run{device=\"rxe1\"} 3"), std::string::npos) << text;
+}
+
 TEST(Poller, ExcludedDeviceIsNeverRead) {
   auto reader = std::make_unique<FaultyReader>(RxeCaptureSysfs());
   FaultyReader* raw = reader.get();

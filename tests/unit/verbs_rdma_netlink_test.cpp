@@ -310,7 +310,7 @@ TEST(VerbsCollector, UnopenableDeviceCostsOnlyItsSeries) {
 // ---------------------------------------------------------------------------------------------
 // rdma_netlink collector
 
-TEST(RdmaNetlinkCollector, RxeCaptureResourcesAndNoDuplicateOfSysfsCounters) {
+TEST(RdmaNetlinkCollector, RxeCaptureResourcesAndHwCountersFromStatisticWithoutDuplicates) {
   KernelReaders kernel = FixtureReaders();
   HwCountersCollector hw;
   RdmaNetlinkCollector nl;
@@ -323,7 +323,10 @@ TEST(RdmaNetlinkCollector, RxeCaptureResourcesAndNoDuplicateOfSysfsCounters) {
     EXPECT_EQ(Value(r.families, "rdma_resources", {{"device", "rxe1"}, {"type", type}}), 0) << type;
   }
   EXPECT_EQ(Count(r.families, "rdma_resources"), 14u);
-  // Every rxe counter is a sysfs file: the series come from hw_counters alone, once each.
+  // hw_counters reads both ports through STAT_GET (the statistic capture), never also the files.
+  EXPECT_EQ(Value(r.families, "rdma_exporter_hw_counters_ports", {{"source", "netlink"}}), 2);
+  EXPECT_EQ(Value(r.families, "rdma_exporter_hw_counters_ports", {{"source", "sysfs"}}), 0);
+  EXPECT_EQ(Count(r.families, "rdma_hw_counters_lifespan_seconds"), 0u);
   for (const auto& family : r.families) {
     std::set<std::vector<std::pair<std::string, std::string>>> label_sets;
     for (const auto& metric : family.metric) {
@@ -360,7 +363,7 @@ class FakeNetlink : public RdmaNetlinkReader {
   }
 };
 
-TEST(RdmaNetlinkCollector, OptionalCountersAbsentFromSysfsAreExported) {
+TEST(HwCountersNetlink, OptionalCountersAbsentFromSysfsAreExported) {
   auto fake = std::make_unique<FakeNetlink>();
   fake->resources["rxe0"] = {{"qp", 3}, {"mr", 2}};
   fake->resources["rxe1"] = {{"qp", 1}};
@@ -386,7 +389,8 @@ TEST(RdmaNetlinkCollector, OptionalCountersAbsentFromSysfsAreExported) {
   // A type word in the name is made plural for promtool's lint (GenericMetricName).
   EXPECT_EQ(Value(r.families, "rdma_hw_new_optional_counters_total", {{"device", "rxe0"}}), 9);
   EXPECT_EQ(Count(r.families, "rdma_hw_cc_rx_ce_pkts_total"), 1u);
-  EXPECT_EQ(Count(r.families, "rdma_hw_sent_pkts_total"), 2u);  // hw_counters' only
+  EXPECT_EQ(Count(r.families, "rdma_hw_sent_pkts_total"), 2u);  // once per port
+  EXPECT_EQ(Value(r.families, "rdma_hw_sent_pkts_total", {{"device", "rxe1"}}), 1000);  // netlink's
   for (const auto& family : r.families) {
     if (family.name == "rdma_hw_cc_rx_ce_pkts_total") {
       EXPECT_EQ(family.help, HwCounterHelp("cc_rx_ce_pkts"));
@@ -409,7 +413,113 @@ TEST(RdmaNetlinkCollector, DeviceUnknownToNetlinkIsOneEnodevAndNothingElse) {
   EXPECT_EQ((r.errors[{"rdma_netlink", "no_device"}]), 1u);
   EXPECT_EQ(Value(r.families, "rdma_resources", {{"device", "rxe0"}}), std::nullopt);
   EXPECT_EQ(Value(r.families, "rdma_resources", {{"device", "rxe1"}}), 1);
-  EXPECT_EQ(raw->counter_calls, 1);  // rxe0's port was not asked
+  EXPECT_EQ(raw->counter_calls, 0);  // port counters are the hw_counters collector's
+}
+
+// ---------------------------------------------------------------------------------------------
+// hw_counters: STAT_GET first, sysfs where the kernel does not answer (reference §1.6, §5.4)
+
+// rxe1/1 known to netlink with values unlike its files; rxe0 unknown (ENODEV).
+std::unique_ptr<FakeNetlink> Rxe1OnlyNetlink() {
+  auto fake = std::make_unique<FakeNetlink>();
+  fake->counters["rxe1/1"] = {{"sent_pkts", 7777}, {"rdma_sends", 42}};
+  return fake;
+}
+
+Run RunHw(HwCounterSource source, std::unique_ptr<RdmaNetlinkReader> netlink) {
+  KernelReaders kernel;
+  kernel.rdma_nl = std::move(netlink);
+  CollectorOptions options;
+  options.hw_counters_source = source;
+  HwCountersCollector hw(options);
+  return RunWith({&hw}, RxeCaptureSysfs(), &kernel);
+}
+
+TEST(HwCountersNetlink, AutoFallsBackToSysfsPerPortWhereNetlinkDoesNotKnowTheDevice) {
+  auto r = RunHw(HwCounterSource::kAuto, Rxe1OnlyNetlink());
+  EXPECT_EQ(r.failures, 0u);  // ENODEV is why the files exist, not an error
+  EXPECT_EQ(Value(r.families, "rdma_hw_sent_pkts_total", {{"device", "rxe1"}}), 7777);
+  EXPECT_EQ(Value(r.families, "rdma_hw_rdma_sends_total", {{"device", "rxe1"}}), 42);
+  // rxe0 from its files (the capture's sysfs agrees with its statistic line).
+  EXPECT_EQ(Value(r.families, "rdma_hw_sent_pkts_total", {{"device", "rxe0"}}), 181252);
+  EXPECT_TRUE(Value(r.families, "rdma_hw_counters_lifespan_seconds", {{"device", "rxe0"}}));
+  EXPECT_FALSE(Value(r.families, "rdma_hw_counters_lifespan_seconds", {{"device", "rxe1"}}));
+  EXPECT_EQ(Value(r.families, "rdma_exporter_hw_counters_ports", {{"source", "netlink"}}), 1);
+  EXPECT_EQ(Value(r.families, "rdma_exporter_hw_counters_ports", {{"source", "sysfs"}}), 1);
+  ExpectPromtoolClean(r.families);
+}
+
+TEST(HwCountersNetlink, SysfsSourceNeverAsksNetlink) {
+  auto fake = Rxe1OnlyNetlink();
+  FakeNetlink* raw = fake.get();
+  auto r = RunHw(HwCounterSource::kSysfs, std::move(fake));
+  EXPECT_EQ(raw->counter_calls, 0);
+  EXPECT_EQ(Value(r.families, "rdma_hw_sent_pkts_total", {{"device", "rxe1"}}), 1000);  // file
+  EXPECT_EQ(Value(r.families, "rdma_exporter_hw_counters_ports", {{"source", "sysfs"}}), 2);
+}
+
+TEST(HwCountersNetlink, NetlinkSourceCountsAFailureAndDoesNotFallBack) {
+  auto r = RunHw(HwCounterSource::kNetlink, Rxe1OnlyNetlink());
+  EXPECT_EQ(r.failures, 1u);
+  EXPECT_EQ((r.errors[{"hw_counters", "no_device"}]), 1u);
+  EXPECT_FALSE(Value(r.families, "rdma_hw_sent_pkts_total", {{"device", "rxe0"}}));
+  EXPECT_EQ(Value(r.families, "rdma_hw_sent_pkts_total", {{"device", "rxe1"}}), 7777);
+}
+
+TEST(HwCountersNetlink, NetlinkSourceWithoutANetlinkReaderIsOneError) {
+  auto r = RunHw(HwCounterSource::kNetlink, nullptr);
+  EXPECT_EQ(r.failures, 1u);
+  EXPECT_EQ(Count(r.families, "rdma_hw_sent_pkts_total"), 0u);
+}
+
+// A reply that cannot be parsed is a real failure: counted, and auto still serves the files.
+class BrokenNetlink : public FakeNetlink {
+ public:
+  int ReadHwCounters(const std::string&, unsigned,
+                     std::vector<std::pair<std::string, uint64_t>>*) override {
+    return EBADMSG;
+  }
+};
+
+TEST(HwCountersNetlink, AutoCountsUnexpectedErrorsAndStillServesTheFiles) {
+  auto r = RunHw(HwCounterSource::kAuto, std::make_unique<BrokenNetlink>());
+  EXPECT_EQ(r.failures, 2u);  // one per port
+  EXPECT_EQ(Value(r.families, "rdma_hw_sent_pkts_total", {{"device", "rxe0"}}), 181252);
+  EXPECT_EQ(Value(r.families, "rdma_hw_sent_pkts_total", {{"device", "rxe1"}}), 1000);
+}
+
+// mlx5 q counters are 32-bit in firmware whichever way they are read: the netlink values are
+// wrap-extended like the files (same history key, so switching source keeps it).
+TEST(HwCountersNetlink, Mlx5QCountersFromNetlinkAreWrapExtended) {
+  auto fake = std::make_unique<FakeNetlink>();
+  FakeNetlink* raw = fake.get();
+  KernelReaders kernel;
+  kernel.rdma_nl = std::move(fake);
+  CollectorOptions options;
+  HwCountersCollector hw(options);
+  SysfsReader sysfs(FixturePath("mlx5-roce"));
+  std::vector<DiscoveryError> discovery;
+  Inventory inventory = DiscoverInventory(sysfs, {}, &discovery);
+  ASSERT_FALSE(inventory.devices.empty());
+  const auto& device = inventory.devices.front();
+  ASSERT_TRUE(device.has_hca_type);
+  std::string key = device.name + "/" + std::to_string(device.ports.front().number);
+  std::vector<double> seen;
+  for (uint64_t raw_value : {4294967000ULL, 4294967200ULL, 100ULL}) {
+    raw->counters[key] = {{"rx_write_requests", raw_value}, {"rdma_tx_bytes", raw_value}};
+    ErrorTracker tracker;
+    CollectContext ctx(sysfs, tracker, hw.name(), &kernel);
+    MetricSink sink;
+    ASSERT_TRUE(hw.Collect(inventory, ctx, sink));
+    auto families = sink.Take();
+    std::map<std::string, std::string> port = {
+        {"device", device.name}, {"port", std::to_string(device.ports.front().number)}};
+    seen.push_back(Value(families, "rdma_hw_rx_write_requests_total", port).value_or(-1));
+    // Not a q counter: exported as read.
+    EXPECT_EQ(Value(families, "rdma_hw_rdma_tx_bytes_total", port), static_cast<double>(raw_value));
+    sysfs.SweepUnused();
+  }
+  EXPECT_EQ(seen, (std::vector<double>{4294967000.0, 4294967200.0, 4294967396.0}));
 }
 
 TEST(RdmaNetlinkCollector, NoKernelReadersNoSeries) {

@@ -94,6 +94,33 @@ all_hw_eq() {
     hw_metric_eq $1 $n || { HWDIFF="$n: metric '$(mval rdma_hw_${n}_total "device=$1|port=1")' sysfs '$(hw $1 $n)'"; return 1; }
   done
 }
+# rstat DEVICE NAME: the counter NAME of `rdma statistic show link DEVICE/1` (netlink STAT_GET)
+rstat() { rdma statistic show link $1/1 | tr ' ' '\n' | awk -v n="$2" 'p { print; exit } $0 == n { p = 1 }'; }
+# all_stat_eq DEVICE: every counter `rdma statistic` shows equals rdma_hw_<name>_total
+all_stat_eq() {
+  set -- $1 $(rdma statistic show link $1/1)
+  d=$1; shift 3   # DEVICE "link" "DEVICE/1"
+  [ $# -ge 2 ] || { HWDIFF="rdma statistic printed no counters"; return 1; }
+  while [ $# -ge 2 ]; do
+    num_eq "$(mval rdma_hw_$1_total "device=$d|port=1")" "$2" ||
+      { HWDIFF="$1: metric '$(mval rdma_hw_$1_total "device=$d|port=1")' rdma statistic '$2'"; return 1; }
+    shift 2
+  done
+}
+# start_second_exporter PORT FLAGS...: a second exporter on 127.0.0.1:PORT (pid in PID2)
+start_second_exporter() {
+  port=$1; shift
+  rdma_exporter --web.listen-address=127.0.0.1:$port "$@" > "$OUT/exporter-$port.log" 2>&1 &
+  PID2=$!
+  i=0; while [ $i -lt 300 ]; do
+    at $port http_get /-/ready /tmp/ready2.txt && return 0
+    sleep 0.1; i=$((i+1))
+  done
+  return 1
+}
+stop_second_exporter() { kill -TERM $PID2; wait $PID2; }
+# at PORT CMD...: run CMD (http_get, scrape) against 127.0.0.1:PORT instead of $LISTEN
+at() { saved=$LISTEN; LISTEN=127.0.0.1:$1; shift; "$@"; r=$?; LISTEN=$saved; return $r; }
 # gid index of the IPv4-mapped RoCE v2 GID of DEVICE
 ipv4_gid_index() {
   for g in $IB/$1/ports/1/gids/*; do
@@ -184,10 +211,15 @@ for d in rxe0 rxe1; do
   else
     notok "$d: rdma_hw_<name>_total equal sysfs hw_counters at rest: $HWDIFF"
   fi
-  ls=$(hw $d lifespan)
-  expect_num "$d: rdma_hw_counters_lifespan_seconds = hw_counters/lifespan ms / 1000" \
-    "$(mval rdma_hw_counters_lifespan_seconds "device=$d|port=1")" "$(awk -v v="$ls" 'BEGIN{print v/1000}')"
+  if wait_until 300 all_stat_eq $d; then
+    ok "$d: every counter of rdma statistic show link $d/1 equals its rdma_hw_<name>_total at rest"
+  else
+    notok "$d: rdma statistic = rdma_hw_<name>_total at rest: $HWDIFF"
+  fi
 done
+# The default source (auto) reads every port through RDMA netlink STAT_GET on this kernel.
+expect "hw counter source auto on a real kernel: rdma_exporter_hw_counters_ports{source=netlink/sysfs} = 2/0" \
+  "$(mval rdma_exporter_hw_counters_ports "source=netlink")/$(mval rdma_exporter_hw_counters_ports "source=sysfs")" "2/0"
 
 # ---------------------------------------------------------------- traffic: counters ----
 # ibv_rc_pingpong -n 100 on rxe1: server and client on the same device (rxe loopback over its
@@ -263,6 +295,56 @@ for d in rxe0 rxe1; do
     notok "$d: every rdma_hw_<name>_total equals sysfs after traffic: $HWDIFF"
 done
 stage traffic-done
+
+# ------------------------------------------------------------- hw counter sources ----
+# STAT_GET while traffic runs: a second exporter that collects on each scrape
+# (--poll-interval=0) with --collector.hw_counters.source=netlink; `rdma statistic` read just
+# before and just after the scrape must bracket the exported value, and traffic must be moving.
+stage hw-sources
+if start_second_exporter 9880 --poll-interval=0 --collector.hw_counters.source=netlink; then
+  timeout 60 ibv_rc_pingpong -d rxe1 -g "$G1" -n 20000 -p 18520 > /tmp/pp2-server.txt 2>&1 &
+  SRV2=$!
+  sleep 0.5
+  timeout 60 ibv_rc_pingpong -d rxe1 -g "$G1" -n 20000 -p 18520 10.0.3.15 > /tmp/pp2-client.txt 2>&1 &
+  CLI2=$!
+  bracketed=""; tries=0
+  while [ -z "$bracketed" ] && [ $tries -lt 100 ] && kill -0 $CLI2 2>/dev/null; do
+    tries=$((tries+1))
+    a=$(rstat rxe1 sent_pkts)
+    at 9880 scrape || continue
+    b=$(rstat rxe1 sent_pkts); m=$(mval rdma_hw_sent_pkts_total "device=rxe1|port=1")
+    [ -n "$a" ] && [ -n "$b" ] && [ "$b" -gt "$a" ] &&
+      awk -v a="$a" -v m="$m" -v b="$b" 'BEGIN{exit !(m+0 >= a+0 && m+0 <= b+0)}' && bracketed="$a <= $m <= $b"
+  done
+  kill $CLI2 $SRV2 2>/dev/null; wait $CLI2 2>/dev/null; wait $SRV2 2>/dev/null
+  if [ -n "$bracketed" ]; then
+    ok "source=netlink during pingpong traffic: rdma statistic before <= rdma_hw_sent_pkts_total{rxe1} <= after, traffic moving ($bracketed, attempt $tries)"
+  else
+    notok "source=netlink during traffic: no scrape bracketed by two rising rdma statistic reads in $tries attempts (last: '$a' '$m' '$b')"
+  fi
+  expect "source=netlink: rdma_exporter_hw_counters_ports{source=netlink/sysfs} = 2/0" \
+    "$(mval rdma_exporter_hw_counters_ports "source=netlink")/$(mval rdma_exporter_hw_counters_ports "source=sysfs")" "2/0"
+  stop_second_exporter
+else
+  notok "second exporter (source=netlink) ready on 127.0.0.1:9880: $(tail -2 "$OUT/exporter-9880.log" | tr '\n' ' ')"
+fi
+# The sysfs path on the same kernel: the files, read rx_write_requests-first, plus lifespan.
+if start_second_exporter 9881 --poll-interval=0 --collector.hw_counters.source=sysfs; then
+  at 9881 scrape
+  for d in rxe0 rxe1; do
+    all_hw_eq $d && ok "source=sysfs: $d every rdma_hw_<name>_total equals its hw_counters file at rest" ||
+      notok "source=sysfs: $d rdma_hw_<name>_total = hw_counters files: $HWDIFF"
+    ls=$(hw $d lifespan)
+    expect_num "source=sysfs: $d rdma_hw_counters_lifespan_seconds = hw_counters/lifespan ms / 1000" \
+      "$(mval rdma_hw_counters_lifespan_seconds "device=$d|port=1")" "$(awk -v v="$ls" 'BEGIN{print v/1000}')"
+  done
+  expect "source=sysfs: rdma_exporter_hw_counters_ports{source=netlink/sysfs} = 0/2" \
+    "$(mval rdma_exporter_hw_counters_ports "source=netlink")/$(mval rdma_exporter_hw_counters_ports "source=sysfs")" "0/2"
+  stop_second_exporter
+else
+  notok "second exporter (source=sysfs) ready on 127.0.0.1:9881: $(tail -2 "$OUT/exporter-9881.log" | tr '\n' ' ')"
+fi
+scrape
 
 # ============================================================================================
 # ==== NEW COLLECTORS (verbs, rdma_netlink) ==================================================
