@@ -24,6 +24,8 @@ TEST_PACKAGES=(
   # busybox-static, kmod and the host's rdma tools (rdma, ibv_devinfo, ibv_rc_pingpong, ib_write_bw)
   qemu-system-x86 linux-image-amd64 busybox-static rdma-core ibverbs-utils ibverbs-providers
   rdmacm-utils perftest infiniband-diags kmod cpio
+  # bench/rdma_micro_bench (Google Benchmark) is built with the tests so it keeps compiling
+  libbenchmark-dev
 )
 
 if [ "${1:-}" = "--tests" ]; then
