@@ -30,6 +30,9 @@ TEST_PACKAGES=(
 
 if [ "${1:-}" = "--tests" ]; then
   PACKAGES+=("${TEST_PACKAGES[@]}")
+  # npm for the dashboard schema check (tests/rules/schema); a Node.js that already ships npm
+  # (e.g. NodeSource's) is kept, Debian's npm package would conflict with it
+  if ! command -v npm >/dev/null; then PACKAGES+=(nodejs npm); fi
 elif [ -n "${1:-}" ]; then
   echo "usage: install-deps.sh [--tests]" >&2
   exit 2

@@ -5,6 +5,9 @@
 #   run.sh unit        `promtool test rules` on tests/rules/*.test.yaml
 #   run.sh coverage    every alert has a firing promtool test and a docs/runbook.md section,
 #                      every runbook section is an alert, every runbook_url points at one
+#   run.sh schema      dashboards/out/dashboards/*.json type-check against npm @grafana/schema
+#                      (npm ci of tests/rules/schema into $SCHEMA_WORK, reused while the lock
+#                      file is unchanged)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -58,8 +61,18 @@ case "${1:-}" in
     echo "$(wc -w <<<"$alerts") alerts, each with a firing test and a runbook section"
     exit $fail
     ;;
+  schema)
+    work=${SCHEMA_WORK:-$(mktemp -d)}
+    mkdir -p "$work"
+    if ! cmp -s "$here/schema/package-lock.json" "$work/package-lock.json" ||
+      [ ! -d "$work/node_modules/@grafana/schema" ]; then
+      cp "$here/schema/package.json" "$here/schema/package-lock.json" "$work/"
+      (cd "$work" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
+    fi
+    node "$here/schema/check.mjs" "$root/dashboards/out/dashboards" "$work"
+    ;;
   *)
-    echo "usage: run.sh generated|check|unit|coverage" >&2
+    echo "usage: run.sh generated|check|unit|coverage|schema" >&2
     exit 2
     ;;
 esac
