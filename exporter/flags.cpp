@@ -103,6 +103,12 @@ std::string UsageText() {
          "telemetry\n"
          "                                  ([host]:port, IPv4; \":9879\" = all interfaces).\n"
          "  --web.telemetry-path=\"/metrics\"  Path under which to expose metrics.\n"
+         "  --web.config.file=FILE          Exporter-toolkit web config: TLS, mTLS, basic auth, "
+         "headers\n"
+         "                                  (reloaded on SIGHUP; see README \"Security\").\n"
+         "  --web.max-connections=1024      Connections served at once (one thread each); "
+         "more wait.\n"
+         "  --web.read-timeout=5s           Time a client has to send its request head.\n"
          "  --path.sysfs=\"/sys\"             sysfs mount point (a fixture or demo tree in "
          "tests).\n"
          "  --poll-interval=10s             How often to read the devices; every scrape is "
@@ -199,6 +205,9 @@ bool ParseFlags(const std::vector<std::string>& args, Options* options, std::str
     }
     static const char* kValueFlags[] = {"web.listen-address",
                                         "web.telemetry-path",
+                                        "web.config.file",
+                                        "web.max-connections",
+                                        "web.read-timeout",
                                         "path.sysfs",
                                         "path.fixtures",
                                         "poll-interval",
@@ -236,6 +245,24 @@ bool ParseFlags(const std::vector<std::string>& args, Options* options, std::str
         return false;
       }
       options->telemetry_path = *value;
+    } else if (name == "web.config.file") {
+      options->web_config_file = *value;
+    } else if (name == "web.max-connections") {
+      unsigned number = 0;
+      auto [ptr, ec] = std::from_chars(value->data(), value->data() + value->size(), number);
+      if (value->empty() || ec != std::errc() || ptr != value->data() + value->size() ||
+          number < 1 || number > 16384) {
+        *error = "invalid --web.max-connections \"" + *value + "\" (want 1..16384)";
+        return false;
+      }
+      options->web_max_connections = static_cast<int>(number);
+    } else if (name == "web.read-timeout") {
+      auto d = ParseDuration(*value);
+      if (!d || d->count() < 100 || d->count() > 600000) {
+        *error = "invalid --web.read-timeout \"" + *value + "\" (100ms..10m)";
+        return false;
+      }
+      options->web_read_timeout = *d;
     } else if (name == "path.sysfs") {
       if (value->empty()) {
         *error = "--path.sysfs must not be empty";

@@ -15,6 +15,9 @@ namespace rdma_exporter {
 struct Options {
   std::string listen_address = ":9879";
   std::string telemetry_path = "/metrics";
+  std::string web_config_file;                       // --web.config.file (TLS, basic auth)
+  int web_max_connections = 1024;                    // --web.max-connections
+  std::chrono::milliseconds web_read_timeout{5000};  // --web.read-timeout
   std::string sysfs_root = "/sys";
   std::chrono::milliseconds poll_interval{10000};
   // --poll-interval.slow: device identity, GIDs, PCIe, DCB/ECN/verbs configuration.

@@ -14,22 +14,21 @@ namespace {
 
 constexpr const char* kTextContentType = "text/plain; version=0.0.4; charset=utf-8";
 
+using HeaderList = std::vector<std::pair<std::string, std::string>>;
+
+// Every response: a length, no MIME sniffing, and the headers of http_server_config.
 void Send(mg_connection* conn, int status, const char* content_type, const std::string& body,
-          const char* encoding = nullptr) {
+          const HeaderList& extra = {}, const char* encoding = nullptr) {
   mg_response_header_start(conn, status);
   mg_response_header_add(conn, "Content-Type", content_type, -1);
   if (encoding != nullptr) mg_response_header_add(conn, "Content-Encoding", encoding, -1);
   mg_response_header_add(conn, "Content-Length", std::to_string(body.size()).c_str(), -1);
+  mg_response_header_add(conn, "X-Content-Type-Options", "nosniff", -1);
+  for (const auto& [name, value] : extra)
+    mg_response_header_add(conn, name.c_str(), value.c_str(), -1);
   mg_response_header_send(conn);
   const mg_request_info* info = mg_get_request_info(conn);
   if (std::strcmp(info->request_method, "HEAD") != 0) mg_write(conn, body.data(), body.size());
-}
-
-bool MethodAllowed(mg_connection* conn) {
-  const char* method = mg_get_request_info(conn)->request_method;
-  if (std::strcmp(method, "GET") == 0 || std::strcmp(method, "HEAD") == 0) return true;
-  Send(conn, 405, "text/plain; charset=utf-8", "Method Not Allowed\n");
-  return false;
 }
 
 bool AcceptsGzip(mg_connection* conn) {
@@ -163,6 +162,35 @@ std::string RenderLandingPage(const Snapshot* snapshot, const std::string& telem
   return out.str();
 }
 
+namespace {
+
+// Headers of every response: the configured ones (http_server_config.headers).
+HeaderList ConfiguredHeaders(const WebConfig& web) {
+  return HeaderList(web.headers.begin(), web.headers.end());
+}
+
+// The landing page is the only HTML: no scripts, no framing, no referrer, not cached.
+HeaderList LandingHeaders(const WebConfig& web) {
+  HeaderList h = {{"Content-Security-Policy",
+                   "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'"},
+                  {"X-Frame-Options", "DENY"},
+                  {"Referrer-Policy", "no-referrer"},
+                  {"Cache-Control", "no-store"}};
+  for (const auto& [name, value] : web.headers) {
+    bool replaced = false;
+    for (auto& [n, v] : h) {
+      if (n == name) {
+        v = value;
+        replaced = true;
+      }
+    }
+    if (!replaced) h.emplace_back(name, value);
+  }
+  return h;
+}
+
+}  // namespace
+
 HttpServer::HttpServer(HttpConfig config, Poller& poller)
     : config_(std::move(config)), poller_(poller) {}
 
@@ -170,26 +198,84 @@ HttpServer::~HttpServer() {
   Stop();
 }
 
+std::shared_ptr<const HttpServer::Active> HttpServer::active() const {
+  std::lock_guard lock(mu_);
+  return active_;
+}
+
+bool HttpServer::tls() const {
+  auto a = active();
+  return a != nullptr && a->web.tls.has_value();
+}
+
 bool HttpServer::Start(std::string* error) {
-  const char* options[] = {"listening_ports", config_.civetweb_ports.c_str(), "num_threads", "4",
-                           "request_timeout_ms", "10000", "enable_keep_alive", "yes",
+  WebConfig web;
+  if (!LoadWebConfig(config_.web_config_file, &web, error)) return false;
+  return Listen(web, error);
+}
+
+bool HttpServer::Listen(const WebConfig& web, std::string* error) {
+  if (web.tls && !config_.tls_available) {
+    // Without the shims CivetWeb's TLS is half-initialised and the first HTTPS request would
+    // crash the process: refuse instead.
+    *error =
+        "TLS is configured but CivetWeb could not initialise OpenSSL (the libssl.so/libcrypto.so "
+        "shims next to the binary were not found); refusing to serve";
+    return false;
+  }
+  auto next = std::make_shared<Active>();
+  next->web = web;
+  next->auth = std::make_shared<BasicAuth>(web.users);
+  {
+    std::lock_guard lock(mu_);
+    active_ = next;
+  }
+  std::string ports = config_.civetweb_ports;
+  // On a restart (reload) keep the port we got, also when the flag said port 0.
+  if (port_ != 0) {
+    size_t colon = ports.rfind(':');
+    ports = (colon == std::string::npos ? "" : ports.substr(0, colon + 1)) + std::to_string(port_);
+  }
+  if (web.tls) ports += "s";
+  std::string threads = std::to_string(config_.max_connections);
+  std::string timeout = std::to_string(config_.read_timeout.count());
+  const char* options[] = {"listening_ports", ports.c_str(), "num_threads", threads.c_str(),
+                           // The whole request head must arrive within this (slowloris).
+                           "request_timeout_ms", timeout.c_str(),
+                           // Idle keep-alive connections give their thread back quickly.
+                           "keep_alive_timeout_ms", "2000", "enable_keep_alive", "yes",
+                           // Request line plus headers; larger requests are refused.
+                           "max_request_size", "16384", "enable_directory_listing", "no",
                            // Headers and body are separate writes: without TCP_NODELAY the body
                            // waits for a delayed ACK (~40 ms per scrape).
                            "tcp_nodelay", "1", nullptr};
   mg_callbacks callbacks{};
+  callbacks.begin_request = &BeginRequest;
+  callbacks.external_ssl_ctx = &ExternalSslContext;
+  listen_tls_error_.clear();
   ctx_ = mg_start(&callbacks, this, options);
   if (ctx_ == nullptr) {
-    *error = "cannot listen on " + config_.civetweb_ports + " (address in use or not local?)";
+    *error = !listen_tls_error_.empty()
+                 ? listen_tls_error_
+                 : "cannot listen on " + ports + " (address in use or not local?)";
     return false;
   }
-  mg_server_port ports[4]{};
-  if (mg_get_server_ports(ctx_, 4, ports) > 0) port_ = ports[0].port;
-  std::string metrics_pattern = config_.telemetry_path + "$";
-  mg_set_request_handler(ctx_, metrics_pattern.c_str(), &HandleMetrics, this);
-  mg_set_request_handler(ctx_, "/-/healthy$", &HandleHealthy, this);
-  mg_set_request_handler(ctx_, "/-/ready$", &HandleReady, this);
-  mg_set_request_handler(ctx_, "/$", &HandleLanding, this);
+  mg_server_port server_ports[4]{};
+  if (mg_get_server_ports(ctx_, 4, server_ports) > 0) port_ = server_ports[0].port;
   return true;
+}
+
+int HttpServer::ExternalSslContext(void** ssl_ctx, void* self) {
+  // Called with *ssl_ctx == nullptr when CivetWeb needs a context, and with the context when it
+  // frees it (0 = CivetWeb frees it).
+  if (*ssl_ctx != nullptr) return 0;
+  auto* server = static_cast<HttpServer*>(self);
+  auto a = server->active();
+  if (a == nullptr || !a->web.tls) return 0;
+  void* ctx = NewServerSslContext(*a->web.tls, &server->listen_tls_error_);
+  if (ctx == nullptr) return -1;
+  *ssl_ctx = ctx;
+  return 1;
 }
 
 void HttpServer::Stop() {
@@ -199,44 +285,108 @@ void HttpServer::Stop() {
   }
 }
 
-int HttpServer::HandleMetrics(mg_connection* conn, void* self) {
-  auto* server = static_cast<HttpServer*>(self);
-  if (!MethodAllowed(conn)) return 405;
+bool HttpServer::Reload(std::string* error) {
+  WebConfig web;
+  bool ok = LoadWebConfig(config_.web_config_file, &web, error);
+  if (ok && web.tls && !config_.tls_available) {
+    *error = "TLS is configured but CivetWeb could not initialise OpenSSL";
+    ok = false;
+  }
+  if (ok) {
+    auto old = active();
+    bool restart = old == nullptr || old->web.tls.has_value() || web.tls.has_value();
+    if (!restart) {
+      auto next = std::make_shared<Active>();
+      next->web = web;
+      next->auth = std::make_shared<BasicAuth>(web.users);
+      std::lock_guard lock(mu_);
+      active_ = next;
+    } else {
+      // CivetWeb cannot swap its TLS context: restart the listener on the same port (this
+      // also re-reads rotated certificate files).
+      Stop();
+      if (!Listen(web, error)) {
+        std::string ignored;
+        if (old != nullptr) Listen(old->web, &ignored);
+        ok = false;
+      }
+    }
+  }
+  last_reload_ok_ = ok;
+  (ok ? reloads_ok_ : reloads_failed_)++;
+  return ok;
+}
+
+void HttpServer::AddSelfMetrics(MetricSink& sink) const {
+  sink.Gauge("rdma_exporter_web_config_last_reload_successful",
+             "1 if the last reload of --web.config.file (SIGHUP) succeeded or none happened.", {},
+             last_reload_ok_ ? 1 : 0);
+  sink.Counter("rdma_exporter_web_config_reloads_total",
+               "Reloads of --web.config.file on SIGHUP, by result; a failed one keeps the "
+               "previous configuration.",
+               {{"result", "success"}}, static_cast<double>(reloads_ok_.load()));
+  sink.Counter("rdma_exporter_web_config_reloads_total", "", {{"result", "failure"}},
+               static_cast<double>(reloads_failed_.load()));
+}
+
+int HttpServer::BeginRequest(mg_connection* conn) {
+  auto* server = static_cast<HttpServer*>(mg_get_user_data(mg_get_context(conn)));
+  auto a = server->active();
+  const mg_request_info* info = mg_get_request_info(conn);
+  HeaderList headers = ConfiguredHeaders(a->web);
+  // Only GET and HEAD, for every path (and before authentication, like a router would).
+  if (std::strcmp(info->request_method, "GET") != 0 &&
+      std::strcmp(info->request_method, "HEAD") != 0) {
+    headers.emplace_back("Allow", "GET, HEAD");
+    Send(conn, 405, "text/plain; charset=utf-8", "Method Not Allowed\n", headers);
+    return 405;
+  }
+  if (a->auth->enabled() && !a->auth->Check(mg_get_header(conn, "Authorization"))) {
+    headers.emplace_back("WWW-Authenticate", "Basic realm=\"rdma_exporter\"");
+    Send(conn, 401, "text/plain; charset=utf-8", "Unauthorized\n", headers);
+    return 401;
+  }
+  std::string_view path = info->local_uri != nullptr ? info->local_uri : "";
+  if (path == server->config_.telemetry_path) return server->HandleMetrics(conn, *a);
+  if (path == "/") return server->HandleLanding(conn, *a);
+  if (path == "/-/healthy") {
+    Send(conn, 200, "text/plain; charset=utf-8", "Healthy\n", headers);
+    return 200;
+  }
+  if (path == "/-/ready") {
+    if (server->poller_.Latest() == nullptr) {
+      Send(conn, 503, "text/plain; charset=utf-8", "Not ready: first poll has not completed\n",
+           headers);
+      return 503;
+    }
+    Send(conn, 200, "text/plain; charset=utf-8", "Ready\n", headers);
+    return 200;
+  }
+  // No files are served: everything else is 404 (never a directory listing).
+  Send(conn, 404, "text/plain; charset=utf-8", "Not Found\n", headers);
+  return 404;
+}
+
+int HttpServer::HandleMetrics(mg_connection* conn, const Active& active) {
+  HeaderList headers = ConfiguredHeaders(active.web);
   std::shared_ptr<const Snapshot> snapshot =
-      server->config_.collect_on_scrape ? server->poller_.Collect() : server->poller_.Latest();
+      config_.collect_on_scrape ? poller_.Collect() : poller_.Latest();
   if (snapshot == nullptr) {
-    Send(conn, 503, "text/plain; charset=utf-8", "first poll has not completed yet\n");
+    Send(conn, 503, "text/plain; charset=utf-8", "first poll has not completed yet\n", headers);
     return 503;
   }
   if (AcceptsGzip(conn) && !snapshot->gzip.empty()) {
-    Send(conn, 200, kTextContentType, snapshot->gzip, "gzip");
+    Send(conn, 200, kTextContentType, snapshot->gzip, headers, "gzip");
   } else {
-    Send(conn, 200, kTextContentType, snapshot->text);
+    Send(conn, 200, kTextContentType, snapshot->text, headers);
   }
   return 200;
 }
 
-int HttpServer::HandleLanding(mg_connection* conn, void* self) {
-  auto* server = static_cast<HttpServer*>(self);
-  if (!MethodAllowed(conn)) return 405;
-  auto snapshot = server->poller_.Latest();
+int HttpServer::HandleLanding(mg_connection* conn, const Active& active) {
+  auto snapshot = poller_.Latest();
   Send(conn, 200, "text/html; charset=utf-8",
-       RenderLandingPage(snapshot.get(), server->config_.telemetry_path));
-  return 200;
-}
-
-int HttpServer::HandleHealthy(mg_connection* conn, void*) {
-  Send(conn, 200, "text/plain; charset=utf-8", "Healthy\n");
-  return 200;
-}
-
-int HttpServer::HandleReady(mg_connection* conn, void* self) {
-  auto* server = static_cast<HttpServer*>(self);
-  if (server->poller_.Latest() == nullptr) {
-    Send(conn, 503, "text/plain; charset=utf-8", "Not ready: first poll has not completed\n");
-    return 503;
-  }
-  Send(conn, 200, "text/plain; charset=utf-8", "Ready\n");
+       RenderLandingPage(snapshot.get(), config_.telemetry_path), LandingHeaders(active.web));
   return 200;
 }
 

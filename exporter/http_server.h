@@ -1,12 +1,17 @@
 // HTTP endpoints on CivetWeb: the telemetry path (gzip when asked), the landing page,
-// /-/healthy and /-/ready (ready once the first poll has completed).
+// /-/healthy and /-/ready (ready once the first poll has completed); TLS, mTLS and basic auth
+// from --web.config.file (reloaded on SIGHUP); connection limits and timeouts.
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "poller.h"
+#include "web_config.h"
 
 struct mg_context;
 struct mg_connection;
@@ -17,6 +22,14 @@ struct HttpConfig {
   std::string civetweb_ports;  // from ListenAddressToCivetweb
   std::string telemetry_path = "/metrics";
   bool collect_on_scrape = false;  // --poll-interval=0
+  std::string web_config_file;     // --web.config.file; empty = plain HTTP, no auth
+  // --web.max-connections: CivetWeb serves one connection per worker thread, so this is the
+  // number of threads; further connections wait in the accept queue.
+  int max_connections = 1024;
+  // --web.read-timeout: the whole request head must arrive within it (slowloris bound).
+  std::chrono::milliseconds read_timeout{5000};
+  // mg_init_library(MG_FEATURES_TLS) returned the TLS bit (the OpenSSL shims were found).
+  bool tls_available = false;
 };
 
 class HttpServer {
@@ -26,21 +39,39 @@ class HttpServer {
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
 
-  // Starts listening. Returns false (with *error) if the address cannot be bound.
+  // Loads the web config and starts listening. Returns false (with *error) if the config is
+  // invalid, TLS is configured but unavailable, or the address cannot be bound.
   bool Start(std::string* error);
   void Stop();
+  // SIGHUP: re-reads the web config. A bad config keeps the old one (false, *error, counted).
+  // TLS changes restart the listener (same port); auth and header changes apply at once.
+  bool Reload(std::string* error);
   int port() const { return port_; }
+  bool tls() const;
+  // rdma_exporter_web_config_* self metrics.
+  void AddSelfMetrics(MetricSink& sink) const;
 
  private:
-  static int HandleMetrics(mg_connection* conn, void* self);
-  static int HandleLanding(mg_connection* conn, void* self);
-  static int HandleHealthy(mg_connection* conn, void* self);
-  static int HandleReady(mg_connection* conn, void* self);
+  struct Active {
+    WebConfig web;
+    std::shared_ptr<BasicAuth> auth;
+  };
+  bool Listen(const WebConfig& web, std::string* error);
+  std::shared_ptr<const Active> active() const;
+  static int BeginRequest(mg_connection* conn);
+  static int ExternalSslContext(void** ssl_ctx, void* self);
+  int HandleMetrics(mg_connection* conn, const Active& active);
+  int HandleLanding(mg_connection* conn, const Active& active);
 
   HttpConfig config_;
   Poller& poller_;
   mg_context* ctx_ = nullptr;
   int port_ = 0;
+  mutable std::mutex mu_;
+  std::shared_ptr<const Active> active_;
+  std::string listen_tls_error_;  // set by ExternalSslContext while starting
+  std::atomic<uint64_t> reloads_ok_{0}, reloads_failed_{0};
+  std::atomic<bool> last_reload_ok_{true};
 };
 
 // The landing page for a snapshot (nullptr before the first poll).

@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <sys/resource.h>
 
+#include <atomic>
 #include <cstdio>
 #include <iostream>
 #include <thread>
@@ -71,24 +72,42 @@ int main(int argc, char** argv) {
   sigemptyset(&signals);
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGHUP);  // reloads --web.config.file
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
-  Poller poller(std::make_unique<SysfsReader>(options.sysfs_root), MakePollerConfig(options));
+  // An unusable web config is a start-up error like a bad flag (a reload keeps the old one).
+  if (WebConfig web; !LoadWebConfig(options.web_config_file, &web, &error)) {
+    std::fprintf(stderr, "rdma_exporter: --web.config.file: %s\n", error.c_str());
+    return 2;
+  }
+  std::atomic<HttpServer*> web_server{nullptr};
+  PollerConfig poller_config = MakePollerConfig(options);
+  poller_config.self_metrics = [&web_server](MetricSink& sink) {
+    if (HttpServer* s = web_server.load()) s->AddSelfMetrics(sink);
+  };
+  Poller poller(std::make_unique<SysfsReader>(options.sysfs_root), std::move(poller_config));
 
   HttpConfig http;
   ListenAddressToCivetweb(options.listen_address, &http.civetweb_ports, &error);
   http.telemetry_path = options.telemetry_path;
   http.collect_on_scrape = options.poll_interval.count() == 0;
-  mg_init_library(0);
+  http.web_config_file = options.web_config_file;
+  http.max_connections = options.web_max_connections;
+  http.read_timeout = options.web_read_timeout;
+  // The TLS bit is only returned when CivetWeb found every OpenSSL function it needs (through
+  // the shims in exporter/tls_shim); without it TLS is refused rather than crashing later.
+  http.tls_available = (mg_init_library(MG_FEATURES_TLS) & MG_FEATURES_TLS) != 0;
   HttpServer server(http, poller);
   if (!server.Start(&error)) {
     LogError("cannot start HTTP server", {{"error", error}});
     return 1;
   }
+  web_server = &server;
   LogInfo("listening", {{"address", options.listen_address},
                         {"port", std::to_string(server.port())},
                         {"sysfs", options.sysfs_root},
+                        {"tls", server.tls() ? "true" : "false"},
                         {"version", kVersion}});
 
   std::mutex stop_mu;
@@ -107,7 +126,13 @@ int main(int argc, char** argv) {
   });
 
   int sig = 0;
-  sigwait(&signals, &sig);
+  while (sigwait(&signals, &sig) == 0 && sig == SIGHUP) {
+    if (server.Reload(&error)) {
+      LogInfo("reloaded web config", {{"file", options.web_config_file}});
+    } else {
+      LogError("web config reload failed; keeping the previous one", {{"error", error}});
+    }
+  }
   LogInfo("shutting down", {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
   {
     std::lock_guard lock(stop_mu);
@@ -115,6 +140,7 @@ int main(int argc, char** argv) {
   }
   stop_cv.notify_all();
   poll_thread.join();
+  web_server = nullptr;
   server.Stop();
   mg_exit_library();
   return 0;

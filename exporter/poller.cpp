@@ -224,6 +224,7 @@ std::shared_ptr<const Snapshot> Poller::CollectLocked() {
              "Unix time at which the last poll finished.", {}, now);
   sink.Gauge("rdma_exporter_poll_duration_seconds", "Time the last poll took.", {},
              SecondsSince(poll_start));
+  if (config_.self_metrics) config_.self_metrics(sink);
   if (config_.process_metrics) AddProcessMetrics(sink);
 
   auto snapshot = std::make_shared<Snapshot>();

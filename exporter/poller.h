@@ -43,6 +43,8 @@ struct PollerConfig {
   // also run whenever a device appears, vanishes or is re-registered, so their series never
   // outlive a device.
   std::chrono::milliseconds slow_interval{0};
+  // Adds the exporter's own non-poll metrics (e.g. web config reloads); unset = none.
+  std::function<void(MetricSink&)> self_metrics;
 };
 
 class Poller {

@@ -11,6 +11,8 @@ PACKAGES=(
   prometheus-cpp-dev libcivetweb-dev libspdlog-dev libfmt-dev zlib1g-dev
   libnl-3-dev libnl-route-3-dev libnl-genl-3-dev libibverbs-dev
   libgtest-dev libgmock-dev
+  # --web.config.file: YAML, OpenSSL 3 (TLS shims for CivetWeb), libxcrypt (bcrypt)
+  libyaml-cpp-dev libssl-dev libcrypt-dev
   # demo and tests: fixture unpacking, curl for the quick start
   curl tar gzip ca-certificates
 )
@@ -18,6 +20,8 @@ TEST_PACKAGES=(
   # tests: promtool (prometheus); rules, dashboards and the end-to-end test (tests/rules,
   # tests/e2e): jsonnet generates dashboards/out, Prometheus and Alertmanager run the pipeline
   prometheus prometheus-alertmanager jsonnet
+  # hardening tests: test certificates (openssl CLI)
+  openssl
   # kernel tests: network namespaces and veth pairs; ethtool to cross-check the ioctl reader
   iproute2 ethtool
   # VM tier (tests/vm): Debian's kernel under qemu with Soft-RoCE; the initramfs is built from

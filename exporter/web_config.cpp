@@ -1,0 +1,523 @@
+#include "web_config.h"
+
+#include <crypt.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/ssl.h>
+#include <yaml-cpp/yaml.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+namespace rdma_exporter {
+namespace {
+
+// Go's crypto/tls names (what the toolkit accepts) -> OpenSSL names.
+struct CipherName {
+  const char* go;
+  const char* openssl;
+  bool tls13;
+};
+constexpr CipherName kCiphers[] = {
+    {"TLS_RSA_WITH_AES_128_CBC_SHA", "AES128-SHA", false},
+    {"TLS_RSA_WITH_AES_256_CBC_SHA", "AES256-SHA", false},
+    {"TLS_RSA_WITH_AES_128_GCM_SHA256", "AES128-GCM-SHA256", false},
+    {"TLS_RSA_WITH_AES_256_GCM_SHA384", "AES256-GCM-SHA384", false},
+    {"TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA", "ECDHE-ECDSA-AES128-SHA", false},
+    {"TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA", "ECDHE-ECDSA-AES256-SHA", false},
+    {"TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA", "ECDHE-RSA-AES128-SHA", false},
+    {"TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA", "ECDHE-RSA-AES256-SHA", false},
+    {"TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256", "ECDHE-ECDSA-AES128-GCM-SHA256", false},
+    {"TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384", "ECDHE-ECDSA-AES256-GCM-SHA384", false},
+    {"TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256", "ECDHE-RSA-AES128-GCM-SHA256", false},
+    {"TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384", "ECDHE-RSA-AES256-GCM-SHA384", false},
+    {"TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256", "ECDHE-ECDSA-CHACHA20-POLY1305", false},
+    {"TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305", "ECDHE-ECDSA-CHACHA20-POLY1305", false},
+    {"TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256", "ECDHE-RSA-CHACHA20-POLY1305", false},
+    {"TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305", "ECDHE-RSA-CHACHA20-POLY1305", false},
+    {"TLS_AES_128_GCM_SHA256", "TLS_AES_128_GCM_SHA256", true},
+    {"TLS_AES_256_GCM_SHA384", "TLS_AES_256_GCM_SHA384", true},
+    {"TLS_CHACHA20_POLY1305_SHA256", "TLS_CHACHA20_POLY1305_SHA256", true},
+};
+
+constexpr std::pair<const char*, const char*> kCurves[] = {
+    {"CurveP256", "P-256"}, {"CurveP384", "P-384"}, {"CurveP521", "P-521"}, {"X25519", "X25519"}};
+
+constexpr std::pair<const char*, int> kVersions[] = {
+    {"TLS10", 0x0301}, {"TLS11", 0x0302}, {"TLS12", 0x0303}, {"TLS13", 0x0304}};
+
+// The headers the toolkit lets a config set, with their allowed values (empty = any).
+const std::map<std::string, std::vector<std::string>>& AllowedHeaders() {
+  static const std::map<std::string, std::vector<std::string>> kHeaders = {
+      {"Strict-Transport-Security", {}},
+      {"X-Content-Type-Options", {"nosniff"}},
+      {"X-Frame-Options", {"deny", "sameorigin"}},
+      {"X-XSS-Protection", {}},
+      {"Content-Security-Policy", {}}};
+  return kHeaders;
+}
+
+class ConfigError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+std::string Where(const YAML::Node& node) {
+  return "line " + std::to_string(node.Mark().line + 1) + ": ";
+}
+
+const char* KindName(const YAML::Node& node) {
+  switch (node.Type()) {
+    case YAML::NodeType::Map:
+      return "!!map";
+    case YAML::NodeType::Sequence:
+      return "!!seq";
+    default:
+      return "!!str";
+  }
+}
+
+// A string field: scalars (also numbers and booleans, as Go's yaml does) or null (empty).
+std::string Str(const YAML::Node& node, const char* what) {
+  if (node.IsNull()) return "";
+  if (!node.IsScalar())
+    throw ConfigError(Where(node) + "cannot unmarshal " + KindName(node) + " into " + what);
+  return node.Scalar();
+}
+
+bool Bool(const YAML::Node& node, const char* what) {
+  if (node.IsNull()) return false;
+  std::string v = node.IsScalar() ? node.Scalar() : "";
+  static const std::set<std::string> kTrue = {"true", "True", "TRUE", "yes", "Yes", "YES",
+                                              "on",   "On",   "ON",   "y",   "Y"};
+  static const std::set<std::string> kFalse = {"false", "False", "FALSE", "no", "No", "NO",
+                                               "off",   "Off",   "OFF",   "n",  "N"};
+  if (node.IsScalar() && kTrue.count(v)) return true;
+  if (node.IsScalar() && kFalse.count(v)) return false;
+  throw ConfigError(Where(node) + "cannot unmarshal " + KindName(node) + " `" + v + "` into " +
+                    what);
+}
+
+std::vector<std::string> StrList(const YAML::Node& node, const char* what) {
+  std::vector<std::string> out;
+  if (node.IsNull()) return out;
+  if (!node.IsSequence())
+    throw ConfigError(Where(node) + "cannot unmarshal " + KindName(node) + " into []" + what);
+  for (const auto& item : node)
+    out.push_back(Str(item, what));
+  return out;
+}
+
+// The (key, value) pairs of a mapping, rejecting keys that are not in `known` and duplicates,
+// as Go's strict unmarshalling does.
+std::vector<std::pair<std::string, YAML::Node>> Fields(const YAML::Node& node, const char* type,
+                                                       const std::set<std::string>& known) {
+  std::vector<std::pair<std::string, YAML::Node>> out;
+  if (node.IsNull()) return out;
+  if (!node.IsMap())
+    throw ConfigError(Where(node) + "cannot unmarshal " + KindName(node) + " into " + type);
+  std::set<std::string> seen;
+  for (const auto& kv : node) {
+    if (!kv.first.IsScalar())
+      throw ConfigError(Where(kv.first) + "cannot unmarshal " + KindName(kv.first) + " key in " +
+                        type);
+    std::string key = kv.first.Scalar();
+    if (!known.empty() && !known.count(key))
+      throw ConfigError(Where(kv.first) + "field " + key + " not found in type " + type);
+    if (!seen.insert(key).second)
+      throw ConfigError(Where(kv.first) + "field " + key + " already set in type " + type);
+    out.emplace_back(key, kv.second);
+  }
+  return out;
+}
+
+int TlsVersion(const YAML::Node& node) {
+  std::string v = Str(node, "web.TLSVersion");
+  for (const auto& [name, number] : kVersions) {
+    if (v == name) return number;
+  }
+  throw ConfigError("unknown TLS version: " + v);
+}
+
+std::string Resolve(const std::string& base_dir, const std::string& file) {
+  if (file.empty() || file[0] == '/' || base_dir.empty()) return file;
+  return base_dir + "/" + file;
+}
+
+// yaml-cpp recurses once per nesting level: refuse absurd nesting before it sees the text, so a
+// hostile or corrupt file cannot exhaust the stack. A web config nests three levels deep.
+bool NestingTooDeep(std::string_view text) {
+  int depth = 0;
+  for (char c : text) {
+    if (c == '[' || c == '{') {
+      if (++depth > 64) return true;
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  size_t indent = 0;
+  bool line_start = true;
+  for (char c : text) {
+    if (c == '\n') {
+      line_start = true;
+      indent = 0;
+    } else if (line_start && (c == ' ' || c == '-' || c == '\t' || c == '?' || c == ':')) {
+      if (++indent > 256) return true;
+    } else {
+      line_start = false;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+bool ValidBcryptHash(std::string_view hash) {
+  // $2<minor>$<cost>$<53 characters of bcrypt base64: 22 salt + 31 hash>.
+  size_t p = 0;
+  if (hash.size() < 3 || hash[0] != '$' || hash[1] != '2') return false;
+  p = 2;
+  if (hash[p] != '$') {
+    if (hash[p] != 'a' && hash[p] != 'b' && hash[p] != 'x' && hash[p] != 'y') return false;
+    ++p;
+  }
+  if (p + 4 > hash.size() || hash[p] != '$' || hash[p + 3] != '$') return false;
+  char d1 = hash[p + 1], d2 = hash[p + 2];
+  if (d1 < '0' || d1 > '9' || d2 < '0' || d2 > '9') return false;
+  int cost = (d1 - '0') * 10 + (d2 - '0');
+  if (cost < 4 || cost > 31) return false;
+  std::string_view rest = hash.substr(p + 4);
+  if (rest.size() != 53) return false;
+  for (char c : rest) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '.' || c == '/';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+bool ParseWebConfig(std::string_view yaml, const std::string& base_dir, WebConfig* out,
+                    std::string* error) {
+  *out = WebConfig{};
+  if (yaml.size() > (1 << 20)) {
+    *error = "web config larger than 1 MiB";
+    return false;
+  }
+  if (NestingTooDeep(yaml)) {
+    *error = "web config nested too deeply";
+    return false;
+  }
+  try {
+    YAML::Node root = YAML::Load(std::string(yaml));
+    for (const auto& [key, value] : Fields(
+             root, "web.Config", {"tls_server_config", "http_server_config", "basic_auth_users"})) {
+      if (key == "tls_server_config") {
+        TlsServerConfig tls;
+        bool any = false;  // the toolkit serves TLS once any of these is set
+        bool client_auth_set = false;
+        for (const auto& [k, v] :
+             Fields(value, "web.TLSConfig",
+                    {"cert_file", "key_file", "client_ca_file", "client_auth_type", "min_version",
+                     "max_version", "cipher_suites", "curve_preferences",
+                     "prefer_server_cipher_suites"})) {
+          if (k == "cert_file") {
+            tls.cert_file = Resolve(base_dir, Str(v, "string"));
+            any = any || !tls.cert_file.empty();
+          } else if (k == "key_file") {
+            tls.key_file = Resolve(base_dir, Str(v, "string"));
+            any = any || !tls.key_file.empty();
+          } else if (k == "client_ca_file") {
+            tls.client_ca_file = Resolve(base_dir, Str(v, "string"));
+            any = any || !tls.client_ca_file.empty();
+          } else if (k == "client_auth_type") {
+            std::string type = Str(v, "string");
+            if (!type.empty()) {
+              tls.client_auth_type = type;
+              client_auth_set = true;
+              any = true;
+            }
+          } else if (k == "min_version") {
+            tls.min_version = TlsVersion(v);
+          } else if (k == "max_version") {
+            tls.max_version = TlsVersion(v);
+          } else if (k == "cipher_suites") {
+            for (const auto& name : StrList(v, "web.Cipher")) {
+              const CipherName* found = nullptr;
+              for (const auto& c : kCiphers) {
+                if (name == c.go) found = &c;
+              }
+              if (found == nullptr) throw ConfigError("unknown cipher: " + name);
+              tls.cipher_suites.push_back(found->openssl);
+            }
+          } else if (k == "curve_preferences") {
+            for (const auto& name : StrList(v, "web.Curve")) {
+              const char* found = nullptr;
+              for (const auto& [go, openssl] : kCurves) {
+                if (name == go) found = openssl;
+              }
+              if (found == nullptr) throw ConfigError("unknown curve: " + name);
+              tls.curve_preferences.push_back(found);
+            }
+          } else if (k == "prefer_server_cipher_suites") {
+            tls.prefer_server_cipher_suites = Bool(v, "bool");
+          }
+        }
+        if (!any) continue;  // an empty tls_server_config means plain HTTP, as in the toolkit
+        if (tls.cert_file.empty()) throw ConfigError("missing cert_file");
+        if (tls.key_file.empty()) throw ConfigError("missing key_file");
+        static const std::set<std::string> kAuthTypes = {
+            "NoClientCert",      "RequestClientCert",       "RequireAnyClientCert",
+            "RequireClientCert", "VerifyClientCertIfGiven", "RequireAndVerifyClientCert"};
+        if (!kAuthTypes.count(tls.client_auth_type))
+          throw ConfigError("Invalid ClientAuth: " + tls.client_auth_type);
+        if (!tls.client_ca_file.empty() &&
+            (!client_auth_set || tls.client_auth_type == "NoClientCert"))
+          throw ConfigError("Client CA's have been configured without a Client Auth Policy");
+        bool verifies = tls.client_auth_type == "VerifyClientCertIfGiven" ||
+                        tls.client_auth_type == "RequireAndVerifyClientCert";
+        if (verifies && tls.client_ca_file.empty())
+          throw ConfigError("client_auth_type " + tls.client_auth_type + " needs client_ca_file");
+        if (tls.min_version > tls.max_version)
+          throw ConfigError("min_version is greater than max_version");
+        out->tls = std::move(tls);
+      } else if (key == "http_server_config") {
+        for (const auto& [k, v] : Fields(value, "web.HTTPConfig", {"http2", "headers"})) {
+          if (k == "http2") {
+            Bool(v, "bool");  // CivetWeb speaks HTTP/1.1 only; accepted for compatibility
+          } else {
+            for (const auto& [name, header_value] : Fields(v, "map[string]string", {})) {
+              auto allowed = AllowedHeaders().find(name);
+              if (allowed == AllowedHeaders().end())
+                throw ConfigError("HTTP header \"" + name + "\" can not be configured");
+              std::string text = Str(header_value, "string");
+              if (!allowed->second.empty()) {
+                bool ok = false;
+                for (const auto& a : allowed->second)
+                  ok = ok || a == text;
+                if (!ok) throw ConfigError("invalid value for " + name + ": \"" + text + "\"");
+              }
+              if (text.find_first_of("\r\n") != std::string::npos)
+                throw ConfigError("invalid value for " + name + ": line break");
+              out->headers[name] = text;
+            }
+          }
+        }
+      } else if (key == "basic_auth_users") {
+        for (const auto& [user, hash] : Fields(value, "map[string]config.Secret", {})) {
+          std::string h = Str(hash, "config.Secret");
+          if (!ValidBcryptHash(h))
+            throw ConfigError("basic_auth_users: the password of \"" + user +
+                              "\" is not a bcrypt hash ($2y$10$... with 53 characters after "
+                              "the cost)");
+          out->users[user] = h;
+        }
+      }
+    }
+  } catch (const ConfigError& e) {
+    *error = e.what();
+    return false;
+  } catch (const YAML::Exception& e) {
+    *error = std::string("yaml: ") + e.what();
+    return false;
+  }
+  return true;
+}
+
+void* NewServerSslContext(const TlsServerConfig& tls, std::string* error) {
+  auto fail = [&](SSL_CTX* ctx, const std::string& what) -> void* {
+    unsigned long e = ERR_get_error();
+    char buf[256] = "";
+    if (e != 0) ERR_error_string_n(e, buf, sizeof(buf));
+    ERR_clear_error();
+    *error = what + (e != 0 ? std::string(": ") + buf : std::string());
+    SSL_CTX_free(ctx);
+    return nullptr;
+  };
+  SSL_CTX* ctx = SSL_CTX_new(TLS_server_method());
+  if (ctx == nullptr) return fail(nullptr, "cannot create TLS context");
+  if (SSL_CTX_use_certificate_chain_file(ctx, tls.cert_file.c_str()) != 1)
+    return fail(ctx, "failed to load certificate " + tls.cert_file);
+  if (SSL_CTX_use_PrivateKey_file(ctx, tls.key_file.c_str(), SSL_FILETYPE_PEM) != 1)
+    return fail(ctx, "failed to load private key " + tls.key_file);
+  if (SSL_CTX_check_private_key(ctx) != 1)
+    return fail(ctx, "private key " + tls.key_file + " does not match " + tls.cert_file);
+  SSL_CTX_set_min_proto_version(ctx, tls.min_version);
+  SSL_CTX_set_max_proto_version(ctx, tls.max_version);
+  std::string tls12, tls13;
+  for (const auto& name : tls.cipher_suites) {
+    bool is13 = name.rfind("TLS_", 0) == 0;
+    std::string& list = is13 ? tls13 : tls12;
+    list += (list.empty() ? "" : ":") + name;
+  }
+  if (!tls12.empty() && SSL_CTX_set_cipher_list(ctx, tls12.c_str()) != 1)
+    return fail(ctx, "cipher_suites not supported by OpenSSL");
+  if (!tls13.empty() && SSL_CTX_set_ciphersuites(ctx, tls13.c_str()) != 1)
+    return fail(ctx, "TLS 1.3 cipher_suites not supported by OpenSSL");
+  if (!tls.curve_preferences.empty()) {
+    std::string groups;
+    for (const auto& g : tls.curve_preferences)
+      groups += (groups.empty() ? "" : ":") + g;
+    if (SSL_CTX_set1_groups_list(ctx, groups.c_str()) != 1)
+      return fail(ctx, "curve_preferences not supported by OpenSSL");
+  }
+  if (tls.prefer_server_cipher_suites) SSL_CTX_set_options(ctx, SSL_OP_CIPHER_SERVER_PREFERENCE);
+  // No TLS compression, no renegotiation by clients.
+  SSL_CTX_set_options(ctx, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION);
+  if (!tls.client_ca_file.empty()) {
+    STACK_OF(X509_NAME)* names = SSL_load_client_CA_file(tls.client_ca_file.c_str());
+    if (names == nullptr || sk_X509_NAME_num(names) == 0) {
+      if (names != nullptr) sk_X509_NAME_pop_free(names, X509_NAME_free);
+      return fail(ctx, "no certificate in client_ca_file " + tls.client_ca_file);
+    }
+    SSL_CTX_set_client_CA_list(ctx, names);
+    if (SSL_CTX_load_verify_locations(ctx, tls.client_ca_file.c_str(), nullptr) != 1)
+      return fail(ctx, "failed to load client_ca_file " + tls.client_ca_file);
+  }
+  // Go's ClientAuthType -> OpenSSL verify mode. "Require*" without "Verify" asks for any
+  // certificate and does not check it against the CAs.
+  const std::string& type = tls.client_auth_type;
+  int mode = SSL_VERIFY_NONE;
+  SSL_verify_cb accept_any = [](int, X509_STORE_CTX*) { return 1; };
+  if (type == "RequestClientCert") {
+    SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, accept_any);
+  } else if (type == "RequireAnyClientCert" || type == "RequireClientCert") {
+    SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, accept_any);
+  } else if (type == "VerifyClientCertIfGiven") {
+    SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, nullptr);
+  } else if (type == "RequireAndVerifyClientCert") {
+    SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nullptr);
+  } else {
+    SSL_CTX_set_verify(ctx, mode, nullptr);
+  }
+  return ctx;
+}
+
+void FreeSslContext(void* ctx) {
+  SSL_CTX_free(static_cast<SSL_CTX*>(ctx));
+}
+
+bool LoadWebConfig(const std::string& path, WebConfig* out, std::string* error) {
+  *out = WebConfig{};
+  if (path.empty()) return true;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    *error = "cannot read web config " + path + ": " + std::strerror(errno);
+    return false;
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  std::string dir = std::filesystem::path(path).parent_path().string();
+  if (!ParseWebConfig(text.str(), dir, out, error)) {
+    *error = path + ": " + *error;
+    return false;
+  }
+  if (out->tls) {
+    void* ctx = NewServerSslContext(*out->tls, error);
+    if (ctx == nullptr) {
+      *error = path + ": " + *error;
+      return false;
+    }
+    FreeSslContext(ctx);
+  }
+  return true;
+}
+
+std::optional<std::string> DecodeBase64(std::string_view in) {
+  auto value = [](char c) -> int {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '+') return 62;
+    if (c == '/') return 63;
+    return -1;
+  };
+  while (!in.empty() && in.back() == '=')
+    in.remove_suffix(1);
+  if (in.size() % 4 == 1) return std::nullopt;
+  std::string out;
+  uint32_t acc = 0;
+  int bits = 0;
+  for (char c : in) {
+    int v = value(c);
+    if (v < 0) return std::nullopt;
+    acc = (acc << 6) | static_cast<uint32_t>(v);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out += static_cast<char>((acc >> bits) & 0xff);
+    }
+  }
+  return out;
+}
+
+BasicAuth::BasicAuth(std::map<std::string, std::string> users) : users_(std::move(users)) {}
+
+uint64_t BasicAuth::bcrypt_calls() const {
+  std::lock_guard lock(mu_);
+  return bcrypt_calls_;
+}
+
+bool BasicAuth::Check(const char* authorization_header) {
+  if (authorization_header == nullptr) return false;
+  std::string_view h(authorization_header);
+  if (h.size() < 6 || strncasecmp(h.data(), "Basic ", 6) != 0) return false;
+  h.remove_prefix(6);
+  while (!h.empty() && h.front() == ' ')
+    h.remove_prefix(1);
+  while (!h.empty() && h.back() == ' ')
+    h.remove_suffix(1);
+  auto decoded = DecodeBase64(h);
+  if (!decoded) return false;
+  size_t colon = decoded->find(':');
+  if (colon == std::string::npos) return false;
+  return Verify(decoded->substr(0, colon), decoded->substr(colon + 1));
+}
+
+bool BasicAuth::Verify(const std::string& user, const std::string& password) {
+  auto it = users_.find(user);
+  // crypt_r takes C strings: a password with a NUL would be checked as its prefix.
+  if (password.find('\0') != std::string::npos) it = users_.end();
+  // Unknown users are checked against a fixed hash so that the answer takes as long as for a
+  // known user (no user enumeration by timing).
+  static const std::string kDummy = "$2y$10$QOauhQNbBCuQDKes6eFzPeMqBSjb7Mr5DUmpZ/VcEd00UAV/LDeSi";
+  const std::string& hash = it == users_.end() ? kDummy : it->second;
+
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned digest_len = 0;
+  std::string material = user;
+  material += '\0';
+  material += password;
+  material += '\0';
+  material += hash;
+  EVP_Digest(material.data(), material.size(), digest, &digest_len, EVP_sha256(), nullptr);
+  OPENSSL_cleanse(material.data(), material.size());
+  std::string key(reinterpret_cast<char*>(digest), digest_len);
+  {
+    std::lock_guard lock(mu_);
+    if (it != users_.end() && verified_.count(key)) return true;
+  }
+  bool ok = false;
+  {
+    std::lock_guard bcrypt_lock(bcrypt_mu_);
+    auto data = std::make_unique<crypt_data>();
+    const char* result = crypt_r(password.c_str(), hash.c_str(), data.get());
+    // crypt_r fails with a string starting with '*' (never a valid hash).
+    ok = result != nullptr && result[0] != '*' && std::strcmp(result, hash.c_str()) == 0;
+    OPENSSL_cleanse(data.get(), sizeof(crypt_data));
+  }
+  std::lock_guard lock(mu_);
+  ++bcrypt_calls_;
+  if (ok && it != users_.end()) {
+    // Only right passwords are cached; bound the set anyway (bcrypt ignores bytes past 72, so
+    // many passwords can match one hash).
+    if (verified_.size() >= 1024) verified_.clear();
+    verified_.insert(key);
+    return true;
+  }
+  return false;
+}
+
+}  // namespace rdma_exporter
