@@ -102,9 +102,9 @@ TEST(RdmaNetlinkReply, ResGetSummaryInKernelOrder) {
   nla_nest_end(msg.get(), table);
   std::map<std::string, uint64_t> counts;
   ASSERT_EQ(ParseRdmaResGetReply(nlmsg_hdr(msg.get()), "rxe0", &counts), 0);
-  EXPECT_EQ(counts, (std::map<std::string, uint64_t>{
-                        {"pd", 0}, {"cq", 1}, {"qp", 2}, {"cm_id", 3}, {"mr", 4}, {"ctx", 5},
-                        {"srq", 6}}));
+  EXPECT_EQ(counts,
+            (std::map<std::string, uint64_t>{
+                {"pd", 0}, {"cq", 1}, {"qp", 2}, {"cm_id", 3}, {"mr", 4}, {"ctx", 5}, {"srq", 6}}));
   EXPECT_EQ(ParseRdmaResGetReply(nlmsg_hdr(msg.get()), "rxe1", &counts), ENODEV);
 }
 
