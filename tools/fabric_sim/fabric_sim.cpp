@@ -818,6 +818,7 @@ struct FabricSim::State {
   const Scenario* scenario = nullptr;
   int fault_index = -1;  // device index hit by the scenario, -1 = none
   uint64_t tick = 0;
+  uint64_t scenario_start = 0;  // tick at which the scenario was set (SetScenario)
   bool initialized = false;
   std::vector<Device> devices;
   TreeWriter writer;    // root/sys, in-place rewrites
@@ -1442,7 +1443,7 @@ struct FabricSim::State {
     ++tick;
     if (fault_index >= 0) {
       Device& f = devices[static_cast<size_t>(fault_index)];
-      const FaultState fs = EvalFault(tick);
+      const FaultState fs = EvalFault(tick - scenario_start);
       if (fs.present != f.present) {
         if (!fs.present) {
           if (!RemoveDevice(f, error)) return false;
@@ -1476,7 +1477,7 @@ struct FabricSim::State {
         for (const Effect& e : scenario->effects) {
           if ((e.kind == EffectKind::kAdd || e.kind == EffectKind::kAddRate ||
                e.kind == EffectKind::kSet) &&
-              InRange(e, tick)) {
+              InRange(e, tick - scenario_start)) {
             ApplyCounterEffect(f, e, /*initial=*/false);
           }
         }
@@ -1958,6 +1959,58 @@ bool FabricSim::WriteInitialTree(std::string* error) {
   return true;
 }
 
+bool FabricSim::SetScenario(const std::string& name, const std::string& fault_device,
+                            std::string* error) {
+  std::string scratch;
+  if (error == nullptr) error = &scratch;
+  State& s = *state_;
+  const Scenario* next = FindScenario(name);
+  if (next == nullptr) {
+    *error = "unknown scenario '" + name + "'";
+    return false;
+  }
+  if (!s.initialized) {
+    *error = "SetScenario() called before WriteInitialTree()";
+    return false;
+  }
+  // Resolve the new fault device first, so that a bad name changes nothing.
+  const Scenario* old_scenario = s.scenario;
+  const int old_fault = s.fault_index;
+  const std::string old_device = s.cfg.fault_device;
+  s.scenario = next;
+  if (!fault_device.empty()) s.cfg.fault_device = fault_device;
+  if (!s.ResolveFault(error)) {
+    s.scenario = old_scenario;
+    s.fault_index = old_fault;
+    s.cfg.fault_device = old_device;
+    return false;
+  }
+  // Clear the old fault: what the healthy table state says, applied as Step() would.
+  if (old_fault >= 0) {
+    Device& f = s.devices[static_cast<size_t>(old_fault)];
+    if (!f.present) {
+      f.present = true;
+      s.ResetDevice(f);
+      for (int v : f.vf_devices) {
+        s.devices[static_cast<size_t>(v)].present = true;
+        s.ResetDevice(s.devices[static_cast<size_t>(v)]);
+      }
+    }
+    const State::FaultState healthy;
+    s.SetPortUp(f.ports[0], healthy.port_up);
+    f.ports[0].half_width = healthy.half_width;
+    f.downtrained = healthy.downtrained;
+    s.ApplyFaultConfig(f.ports[0], healthy);
+    for (auto& [key, counter] : f.ports[0].counters)
+      counter.frozen = false;
+  }
+  s.cfg.scenario = name;
+  s.scenario_start = s.tick;
+  for (Device& d : s.devices)
+    s.ApplyInitialSets(d);
+  return true;
+}
+
 bool FabricSim::Tick(std::string* error) {
   std::string scratch;
   if (error == nullptr) error = &scratch;
@@ -2000,6 +2053,8 @@ std::string SimUsage() {
       "                        mixed: even PFs RoCE/Ethernet, odd PFs InfiniBand (default)\n"
       "  --scenario NAME       fault scenario (default healthy)\n"
       "  --fault-device NAME   device the scenario hits, port 1 (default mlx5_1)\n"
+      "  --scenario-file PATH  re-read before every tick: \"SCENARIO [FAULT_DEVICE]\" switches\n"
+      "                        the scenario at runtime (healthy = fault cleared)\n"
       "  --interval DURATION   simulated time per tick, e.g. 1s, 500ms (default 1s)\n"
       "  --ticks N             advance N ticks without pacing, then exit; 0 = write the\n"
       "                        initial tree only (default: run forever)\n"
@@ -2108,7 +2163,7 @@ bool ParseSimArgs(int argc, char** argv, SimConfig* config, int* ticks, std::str
     }
     static const char* const kFlags[] = {
         "--root",     "--devices",      "--ports",    "--vfs",   "--layout", "--link-layer",
-        "--scenario", "--fault-device", "--interval", "--ticks", "--seed"};
+        "--scenario", "--fault-device", "--interval", "--ticks", "--seed",   "--scenario-file"};
     bool known = false;
     for (const char* f : kFlags)
       known = known || arg == f;
@@ -2158,6 +2213,9 @@ bool ParseSimArgs(int argc, char** argv, SimConfig* config, int* ticks, std::str
       } else {
         return bad("expected mixed, roce or ib");
       }
+    } else if (arg == "--scenario-file") {
+      if (value.empty()) return bad("must not be empty");
+      c.scenario_file = value;
     } else if (arg == "--scenario") {
       if (FindScenario(value) == nullptr) {
         std::string names;

@@ -34,6 +34,9 @@ struct SimConfig {
   double interval_seconds = 1.0;
   uint64_t seed = 1;
   int gids_per_port = 16;
+  // rdma_fabric_sim only: a file re-read before every tick, "SCENARIO [FAULT_DEVICE]"; a change
+  // switches the scenario at runtime (see FabricSim::SetScenario). Empty = none.
+  std::string scenario_file;
 };
 
 class FabricSim {
@@ -51,6 +54,11 @@ class FabricSim {
   bool Tick(std::string* error);
   // Number of Tick() calls so far.
   uint64_t ticks() const;
+  // Switches to another scenario (and fault device, if not empty) from the next tick on: the
+  // old fault is cleared first (link up, full width, PCIe trained, healthy RoCE configuration,
+  // a vanished device back), counters keep their values, and the new scenario's ticks count
+  // from the switch ("link-down" goes down 3 ticks later). On error nothing changes.
+  bool SetScenario(const std::string& name, const std::string& fault_device, std::string* error);
 
   const SimConfig& config() const;
   // root + "/sys", the value to pass as --path.sysfs.

@@ -7,6 +7,8 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <thread>
 
@@ -18,6 +20,19 @@ std::atomic<bool> g_stop{false};
 
 void OnSignal(int) {
   g_stop.store(true);
+}
+
+// Reads "SCENARIO [FAULT_DEVICE]" from the first line of the scenario file; false if the file
+// is missing or empty (then nothing changes).
+bool ReadScenarioFile(const std::string& path, std::string* scenario, std::string* device) {
+  std::ifstream in(path);
+  std::string line;
+  if (!in || !std::getline(in, line)) return false;
+  std::istringstream words(line);
+  scenario->clear();
+  device->clear();
+  words >> *scenario >> *device;
+  return !scenario->empty();
 }
 
 }  // namespace
@@ -76,6 +91,7 @@ int main(int argc, char** argv) {
   const auto interval = std::chrono::duration_cast<Clock::duration>(
       std::chrono::duration<double>(config.interval_seconds));
   auto next = Clock::now() + interval;
+  std::string applied = config.scenario + " ";  // scenario-file content last acted on
   while (!g_stop.load()) {
     // Sleep in short slices so a signal ends the run promptly.
     const auto now = Clock::now();
@@ -83,6 +99,21 @@ int main(int argc, char** argv) {
       std::this_thread::sleep_for(
           std::min<Clock::duration>(next - now, std::chrono::milliseconds(50)));
       continue;
+    }
+    if (!config.scenario_file.empty()) {
+      // A changed file switches the scenario; a bad one is reported once and ignored.
+      std::string scenario, device;
+      if (ReadScenarioFile(config.scenario_file, &scenario, &device) &&
+          scenario + " " + device != applied) {
+        applied = scenario + " " + device;
+        if (sim.SetScenario(scenario, device, &error)) {
+          std::fprintf(stderr, "rdma_fabric_sim: scenario %s%s%s\n", scenario.c_str(),
+                       sim.fault_device().empty() ? "" : " on ", sim.fault_device().c_str());
+        } else {
+          std::fprintf(stderr, "rdma_fabric_sim: %s: %s\n", config.scenario_file.c_str(),
+                       error.c_str());
+        }
+      }
     }
     if (!sim.Tick(&error)) {
       std::fprintf(stderr, "rdma_fabric_sim: tick %llu: %s\n",
