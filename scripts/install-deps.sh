@@ -30,6 +30,8 @@ TEST_PACKAGES=(
   rdmacm-utils perftest infiniband-diags kmod cpio
   # bench/rdma_micro_bench (Google Benchmark) is built with the tests so it keeps compiling
   libbenchmark-dev
+  # deploy tests (tests/deploy): manifest and package linters, systemd-analyze
+  yamllint lintian systemd
 )
 
 if [ "${1:-}" = "--tests" ]; then
@@ -37,6 +39,9 @@ if [ "${1:-}" = "--tests" ]; then
   # npm for the dashboard schema check (tests/rules/schema); a Node.js that already ships npm
   # (e.g. NodeSource's) is kept, Debian's npm package would conflict with it
   if ! command -v npm >/dev/null; then PACKAGES+=(nodejs npm); fi
+  # Kubernetes manifest tests (tests/deploy): `kubectl kustomize`; Debian's kubectl only when
+  # none is installed (a kubectl from another apt source conflicts with it and serves as well)
+  command -v kubectl >/dev/null || PACKAGES+=(kubernetes-client)
 elif [ -n "${1:-}" ]; then
   echo "usage: install-deps.sh [--tests]" >&2
   exit 2

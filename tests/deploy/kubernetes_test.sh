@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# Kubernetes manifests, offline: regenerates deploy/kubernetes/generated and diffs it with the
+# committed files, renders every overlay with `kubectl kustomize`, then checks every rendered
+# document with yamllint, kubernetes-models validate(), a strict TypeScript type-check (unknown
+# fields), the deployment policy (policy.mjs) and `promtool check rules` on each PrometheusRule.
+# Deliberately broken manifests (tests/deploy/invalid) must be rejected.
+# Usage: kubernetes_test.sh SOURCE_DIR WORK_DIR   (npm packages are installed with `npm ci` into
+# WORK_DIR/tools; KUBECTL, PROMTOOL override the tools found on PATH).
+set -euo pipefail
+SRC=$(cd "$1" && pwd)
+WORK=$2
+K8S=$SRC/deploy/kubernetes
+KUBECTL=${KUBECTL:-kubectl}
+PROMTOOL=${PROMTOOL:-promtool}
+for tool in "$KUBECTL" node npm yamllint "$PROMTOOL"; do
+  command -v "$tool" >/dev/null || { echo "FAIL: $tool not found (scripts/install-deps.sh --tests)"; exit 1; }
+done
+fail=0
+mkdir -p "$WORK"
+
+# npm ci into a copy of the tools, again only when the lock file changed.
+TOOLS=$WORK/tools
+mkdir -p "$TOOLS"
+cp "$K8S"/tools/package.json "$K8S"/tools/package-lock.json "$K8S"/tools/*.mjs "$TOOLS"/
+if ! cmp -s "$TOOLS/package-lock.json" "$TOOLS/node_modules/.installed-lock" 2>/dev/null; then
+  (cd "$TOOLS" && npm ci --no-audit --no-fund --loglevel=error)
+  cp "$TOOLS/package-lock.json" "$TOOLS/node_modules/.installed-lock"
+fi
+echo "node $(node --version), npm $(npm --version), $("$KUBECTL" version --client 2>/dev/null | head -1)"
+
+# 1. The committed generated/ is what the generator makes from dashboards/out today.
+rm -rf "$WORK/generated"
+node "$TOOLS/generate.mjs" "$SRC" "$WORK/generated"
+if ! diff -ru "$K8S/generated" "$WORK/generated"; then
+  echo "FAIL: deploy/kubernetes/generated is stale: node deploy/kubernetes/tools/generate.mjs ."
+  fail=1
+fi
+
+# The generator's output on a fixture input (a rule file with a multi-line expression and a
+# dashboard) is valid whether or not dashboards/out has files yet.
+rm -rf "$WORK/fixture-gen" "$WORK/fixture-rules"
+node "$TOOLS/generate.mjs" "$SRC/tests/deploy/fixture" "$WORK/fixture-gen"
+for f in prometheusrule.yaml grafana-dashboards.yaml; do
+  [ -s "$WORK/fixture-gen/$f" ] || { echo "FAIL: generator wrote no $f for the fixture"; fail=1; }
+done
+grep -q 'grafana_dashboard: "1"' "$WORK/fixture-gen/grafana-dashboards.yaml" ||
+  { echo "FAIL: dashboard ConfigMap without the grafana_dashboard label"; fail=1; }
+node "$TOOLS/validate.mjs" "$WORK/fixture-rules" "$WORK"/fixture-gen/{prometheusrule,grafana-dashboards}.yaml || fail=1
+"$PROMTOOL" check rules "$WORK"/fixture-rules/*.yaml || fail=1
+
+# 2. Sources lint clean.
+yamllint -c "$K8S/yamllint.yaml" "$K8S/base" "$K8S/overlays" "$K8S/generated" "$WORK/fixture-gen" || fail=1
+
+# 3. Every overlay renders and every document passes.
+rm -rf "$WORK/rendered" "$WORK/rules"
+mkdir -p "$WORK/rendered"
+overlays=$(cd "$K8S/overlays" && ls)
+for o in $overlays; do
+  out=$WORK/rendered/$o.yaml
+  if ! "$KUBECTL" kustomize "$K8S/overlays/$o" >"$out" 2>"$WORK/rendered/$o.err"; then
+    cat "$WORK/rendered/$o.err"
+    echo "FAIL: kubectl kustomize overlays/$o"
+    fail=1
+    continue
+  fi
+  yamllint -c "$K8S/yamllint.yaml" "$out" || { echo "FAIL: yamllint $o"; fail=1; }
+  node "$TOOLS/policy.mjs" "$out" || fail=1
+  echo "overlay $o: $(grep -c '^kind:' "$out") documents"
+done
+node "$TOOLS/validate.mjs" "$WORK/rules" "$WORK"/rendered/*.yaml || fail=1
+
+# The operator overlays carry the generated rules and dashboards, when there are any.
+for o in operator operator-podmonitor tls; do
+  for kind in PrometheusRule ConfigMap; do
+    if grep -q "^kind: $kind" "$K8S/generated"/*.yaml 2>/dev/null &&
+      ! grep -q "^kind: $kind" "$WORK/rendered/$o.yaml"; then
+      echo "FAIL: overlay $o has no $kind from generated/"
+      fail=1
+    fi
+  done
+done
+if grep -q '^kind: PrometheusRule' "$WORK/rendered/plain.yaml"; then
+  echo "FAIL: the plain overlay must not need the Prometheus Operator"
+  fail=1
+fi
+
+# 4. promtool on the rule groups of every PrometheusRule.
+shopt -s nullglob
+rules=("$WORK"/rules/*.yaml)
+if grep -q '^kind: PrometheusRule' "$K8S/generated"/*.yaml 2>/dev/null && [ ${#rules[@]} -eq 0 ]; then
+  echo "FAIL: no PrometheusRule groups extracted"
+  fail=1
+fi
+for r in "${rules[@]}"; do
+  "$PROMTOOL" check rules "$r" || { echo "FAIL: promtool check rules $(basename "$r")"; fail=1; }
+done
+
+# 5. The checks reject what they must.
+for bad in "$SRC"/tests/deploy/invalid/*.yaml; do
+  if node "$TOOLS/validate.mjs" "$WORK/rules-invalid" "$bad" >/dev/null 2>&1; then
+    echo "FAIL: $(basename "$bad") was accepted"
+    fail=1
+  fi
+done
+
+if [ "$fail" -ne 0 ]; then
+  echo "kubernetes manifests: FAILED"
+  exit 1
+fi
+echo "kubernetes manifests: all overlays ("$overlays") valid"
