@@ -34,7 +34,12 @@ TEST_PACKAGES=(
   yamllint lintian systemd
 )
 
-if [ "${1:-}" = "--tests" ]; then
+# deploy/container/build-image.sh: a Debian base made by debootstrap, the image built by buildah
+CONTAINER_PACKAGES=(debootstrap buildah)
+
+if [ "${1:-}" = "--container" ]; then
+  PACKAGES+=("${CONTAINER_PACKAGES[@]}")
+elif [ "${1:-}" = "--tests" ]; then
   PACKAGES+=("${TEST_PACKAGES[@]}")
   # npm for the dashboard schema check (tests/rules/schema); a Node.js that already ships npm
   # (e.g. NodeSource's) is kept, Debian's npm package would conflict with it
@@ -43,7 +48,7 @@ if [ "${1:-}" = "--tests" ]; then
   # none is installed (a kubectl from another apt source conflicts with it and serves as well)
   command -v kubectl >/dev/null || PACKAGES+=(kubernetes-client)
 elif [ -n "${1:-}" ]; then
-  echo "usage: install-deps.sh [--tests]" >&2
+  echo "usage: install-deps.sh [--tests|--container]" >&2
   exit 2
 fi
 

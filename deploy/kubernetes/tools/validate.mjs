@@ -6,13 +6,18 @@
 //   3. the groups of every PrometheusRule are written to RULES_DIR/<name>.yaml for
 //      `promtool check rules`.
 // Usage: node validate.mjs RULES_DIR FILE.yaml...   Exit 1 with every problem listed.
+//        node validate.mjs --expect-invalid RULES_DIR FILE.yaml...   Exit 1 unless every file
+//        has a problem (the self-test of the checks).
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import YAML from "yaml";
 import ts from "typescript";
 
-const [rulesDir, ...files] = process.argv.slice(2);
+const args = process.argv.slice(2);
+const expectInvalid = args[0] === "--expect-invalid";
+if (expectInvalid) args.shift();
+const [rulesDir, ...files] = args;
 if (!rulesDir || files.length === 0) {
   console.error("usage: node validate.mjs RULES_DIR FILE.yaml...");
   process.exit(2);
@@ -29,6 +34,11 @@ function modulePath(apiVersion, kind) {
 }
 
 const problems = [];
+const badFiles = new Set();
+const problem = (file, text) => {
+  problems.push(text);
+  badFiles.add(file);
+};
 const checkDir = fs.mkdtempSync(path.join(here, ".check-"));
 const tsFiles = [];
 let count = 0;
@@ -38,7 +48,7 @@ try {
     const docs = YAML.parseAllDocuments(fs.readFileSync(file, "utf8"));
     for (const [i, d] of docs.entries()) {
       if (d.errors.length) {
-        problems.push(`${file} #${i}: YAML: ${d.errors.map((e) => e.message).join("; ")}`);
+        problem(file, `${file} #${i}: YAML: ${d.errors.map((e) => e.message).join("; ")}`);
         continue;
       }
       const obj = d.toJS();
@@ -46,7 +56,7 @@ try {
       count++;
       const where = `${path.basename(file)} ${obj.kind}/${obj.metadata?.name}`;
       if (typeof obj.apiVersion !== "string" || typeof obj.kind !== "string") {
-        problems.push(`${where}: no apiVersion/kind`);
+        problem(file, `${where}: no apiVersion/kind`);
         continue;
       }
       const mod = modulePath(obj.apiVersion, obj.kind);
@@ -54,13 +64,13 @@ try {
       try {
         Model = (await import(mod))[obj.kind];
       } catch {
-        problems.push(`${where}: no model for ${obj.apiVersion} ${obj.kind} (${mod})`);
+        problem(file, `${where}: no model for ${obj.apiVersion} ${obj.kind} (${mod})`);
         continue;
       }
       try {
         new Model(obj).validate();
       } catch (e) {
-        problems.push(`${where}: validate(): ${e.message}`);
+        problem(file, `${where}: validate(): ${e.message}`);
       }
       const tsFile = path.join(checkDir, `doc${tsFiles.length}.ts`);
       fs.writeFileSync(
@@ -68,7 +78,7 @@ try {
         `// ${where}\nimport type { I${obj.kind} } from "${mod}";\n` +
           `export const doc: I${obj.kind} = ${JSON.stringify(obj, null, 2)};\n`,
       );
-      tsFiles.push({ tsFile, where });
+      tsFiles.push({ tsFile, where, file });
       if (obj.kind === "PrometheusRule") {
         fs.writeFileSync(
           path.join(rulesDir, `${obj.metadata.name}.yaml`),
@@ -95,7 +105,8 @@ try {
       const pos = diag.file && diag.start !== undefined
         ? diag.file.getLineAndCharacterOfPosition(diag.start) : null;
       const line = pos ? diag.file.text.split("\n")[pos.line].trim() : "";
-      problems.push(
+      problem(
+        f ? f.file : "tsc",
         `${f ? f.where : diag.file?.fileName ?? "tsc"}: TypeScript: ` +
           `${ts.flattenDiagnosticMessageText(diag.messageText, " ")}${line ? ` (at: ${line})` : ""}`,
       );
@@ -103,6 +114,13 @@ try {
   }
 } finally {
   fs.rmSync(checkDir, { recursive: true, force: true });
+}
+if (expectInvalid) {
+  const accepted = files.filter((f) => !badFiles.has(f));
+  for (const f of files) {
+    console.log(`${path.basename(f)}: ${badFiles.has(f) ? "rejected" : "ACCEPTED"}`);
+  }
+  process.exit(accepted.length ? 1 : 0);
 }
 for (const p of problems) console.error(p);
 console.log(`${count} documents, ${problems.length} problems`);
