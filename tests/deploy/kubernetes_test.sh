@@ -5,7 +5,8 @@
 # fields), the deployment policy (policy.mjs) and `promtool check rules` on each PrometheusRule.
 # Deliberately broken manifests (tests/deploy/invalid) must be rejected.
 # Usage: kubernetes_test.sh SOURCE_DIR WORK_DIR   (npm packages are installed with `npm ci` into
-# WORK_DIR/tools; KUBECTL, PROMTOOL override the tools found on PATH).
+# WORK_DIR/tools; KUBECTL, PROMTOOL override the tools found on PATH; KUBECTL_COMPARE=path of a
+# second kubectl also renders every overlay with it and requires identical output).
 set -euo pipefail
 SRC=$(cd "$1" && pwd)
 WORK=$2
@@ -62,6 +63,11 @@ for o in $overlays; do
     echo "FAIL: kubectl kustomize overlays/$o"
     fail=1
     continue
+  fi
+  # KUBECTL_COMPARE=another kubectl (e.g. Debian's 1.20 next to a current one): same output.
+  if [ -n "${KUBECTL_COMPARE:-}" ]; then
+    "$KUBECTL_COMPARE" kustomize "$K8S/overlays/$o" 2>/dev/null | diff -u "$out" - ||
+      { echo "FAIL: $KUBECTL_COMPARE renders overlays/$o differently"; fail=1; }
   fi
   yamllint -c "$K8S/yamllint.yaml" "$out" || { echo "FAIL: yamllint $o"; fail=1; }
   node "$TOOLS/policy.mjs" "$out" || fail=1
