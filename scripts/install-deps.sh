@@ -15,6 +15,8 @@ PACKAGES=(
   libyaml-cpp-dev libssl-dev libcrypt-dev
   # demo and tests: fixture unpacking, curl for the quick start
   curl tar gzip ca-certificates
+  # packaging: CPack's DEB generator needs `file` for its dpkg-shlibdeps step
+  file
 )
 TEST_PACKAGES=(
   # tests: promtool (prometheus); rules, dashboards and the end-to-end test (tests/rules,
