@@ -9,7 +9,8 @@
 #   3. the binary of the built image run from the image's file system: `--version` through
 #      `buildah run`, then as user 65534 (chroot) on a live demo fabric, scraped once.
 # Root, Debian 12, network to the Debian mirror. Takes ~15 min on 2 cores the first time.
-# Usage: deploy/container/build-image.sh [--no-test]   (IMAGE=name:tag to change the tag;
+# Usage: deploy/container/build-image.sh [--no-test|--test-only]   (--test-only: step 3 on the
+# image already built; IMAGE=name:tag to change the tag;
 # OCI_ARCHIVE=path.tar also writes the image as an OCI archive)
 set -euo pipefail
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
@@ -27,7 +28,9 @@ mkdir -p "$CACHE"
 log() { echo "build-image: $*" >&2; }
 
 # 1. Debian 12 base from debootstrap.
-if [ -n "${FRESH_BASE:-}" ] || ! buildah inspect --type image "$BASE" >/dev/null 2>&1; then
+if [ "${1:-}" = "--test-only" ]; then
+  :
+elif [ -n "${FRESH_BASE:-}" ] || ! buildah inspect --type image "$BASE" >/dev/null 2>&1; then
   # A finished debootstrap tree is reused (it is only the base), unless FRESH_BASE is set.
   if [ -n "${FRESH_BASE:-}" ] || [ ! -e "$CACHE/rootfs/.debootstrap-done" ]; then
     rm -rf "$CACHE/rootfs"
@@ -52,6 +55,7 @@ fi
 
 # 2. The image, from a clean clone of HEAD (committed files only, .git for the revision).
 CTX=$(mktemp -d)
+if [ "${1:-}" != "--test-only" ]; then
 cleanup_ctx() { rm -rf "$CTX"; }
 trap cleanup_ctx EXIT
 git clone -q --depth 1 "file://$REPO" "$CTX/src"
@@ -64,18 +68,20 @@ if [ -n "${OCI_ARCHIVE:-}" ]; then
   buildah push "$IMAGE" "oci-archive:$OCI_ARCHIVE:$IMAGE"
   log "wrote $OCI_ARCHIVE"
 fi
+fi
 [ "${1:-}" = "--no-test" ] && exit 0
 
 # 3. Run the image's binary.
 ctr=$(buildah from "$IMAGE")
 mnt=$(buildah mount "$ctr")
 DEMO=$(mktemp -d)
+chmod 755 "$DEMO" # the exporter runs as 65534
 SIM_PID=""
 EXP_PID=""
 cleanup() {
   [ -n "$EXP_PID" ] && { kill "$EXP_PID" 2>/dev/null; wait "$EXP_PID" 2>/dev/null; }
   [ -n "$SIM_PID" ] && { kill "$SIM_PID" 2>/dev/null; wait "$SIM_PID" 2>/dev/null; }
-  umount "$mnt/demo" "$mnt/proc" 2>/dev/null || true
+  umount "$mnt$DEMO" "$mnt/proc" 2>/dev/null || true
   buildah umount "$ctr" >/dev/null 2>&1 || true
   buildah rm "$ctr" >/dev/null 2>&1 || true
   rm -rf "$DEMO" "$CTX"
@@ -87,22 +93,24 @@ chroot "$mnt" ldd /usr/bin/rdma_exporter | sed 's/ (0x.*//'
 echo "--- buildah run $IMAGE --version"
 buildah run "$ctr" -- /usr/bin/rdma_exporter --version
 
-# The demo fabric on the host (the simulator is not in the image), bind-mounted read-only.
+# The demo fabric on the host (the simulator is not in the image), bind-mounted read-only at
+# the same path: the tree's symlinks are absolute.
 BUILD_DIR=${BUILD_DIR:-build}
 SIM=$BUILD_DIR/tools/fabric_sim/rdma_fabric_sim
 [ -x "$SIM" ] || BUILD_TESTING=OFF BUILD_DIR=$BUILD_DIR ./scripts/build.sh rdma_fabric_sim >/dev/null
 "$SIM" --root "$DEMO" --interval 1s >/dev/null 2>&1 &
 SIM_PID=$!
 for _ in $(seq 100); do [ -e "$DEMO/sys/class/infiniband" ] && break; sleep 0.1; done
-mkdir -p "$mnt/demo"
-mount --bind -o ro "$DEMO" "$mnt/demo"
+mkdir -p "$mnt$DEMO"
+mount --bind -o ro "$DEMO" "$mnt$DEMO"
 mount -t proc proc "$mnt/proc"
 PORT=$((20000 + RANDOM % 40000))
-chroot --userspec=65534:65534 "$mnt" /usr/bin/rdma_exporter --path.sysfs=/demo/sys \
-  --path.fixtures=/demo/fixtures --nccl.ib-tc=106 --poll-interval=1s \
+chroot --userspec=65534:65534 "$mnt" /usr/bin/rdma_exporter --path.sysfs="$DEMO/sys" \
+  --path.fixtures="$DEMO/fixtures" --nccl.ib-tc=106 --poll-interval=1s \
   --web.listen-address="127.0.0.1:$PORT" 2>"$CACHE/exporter.log" &
 EXP_PID=$!
 for _ in $(seq 100); do curl -sf "http://127.0.0.1:$PORT/-/ready" >/dev/null && break; sleep 0.1; done
+sleep 2 # a poll after the simulator's tree is complete
 curl -sf "http://127.0.0.1:$PORT/metrics" >"$CACHE/metrics.txt" ||
   { cat "$CACHE/exporter.log"; log "scrape failed"; exit 1; }
 ports=$(grep -c '^rdma_port_up{' "$CACHE/metrics.txt" || true)
