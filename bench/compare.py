@@ -291,6 +291,10 @@ def measure_size(ports, args, work_dir):
     # PMA counters): the like-for-like cost.
     same = [f"--no-collector.{c}" for c in collector_names(args.exporter)
             if c not in ("device", "port", "counters")]
+    # node_exporter reads the device files on every scrape: so does this one (no slow tier).
+    if "--poll-interval.slow" in subprocess.run([args.exporter, "--help"], capture_output=True,
+                                                text=True).stdout:
+        same.append("--poll-interval.slow=0")
     ours_ib = Exporter("rdma_exporter_ib", lambda p: [
         args.exporter, f"--path.sysfs={sysfs}", f"--web.listen-address=127.0.0.1:{p}",
         "--poll-interval=0", "--log.level=error"] + same, work_dir)
