@@ -182,13 +182,16 @@ void HwCountersCollector::Export(const std::string& name, uint64_t raw, const Ta
                target.labels, static_cast<double>(counter));
 }
 
-bool HwCountersCollector::CollectDir(const std::string& dir, const Target& target,
-                                     CollectContext& ctx, MetricSink& sink) {
+std::vector<std::pair<std::string, uint64_t>> ReadHwCounterDir(CollectContext& ctx,
+                                                               const std::string& dir,
+                                                               bool* listed) {
+  std::vector<std::pair<std::string, uint64_t>> out;
   std::vector<std::string> files;
   int err = ctx.sysfs().ListDir(dir, &files);
+  if (listed != nullptr) *listed = err == 0;
   if (err != 0) {
     if (err != ENOENT) ctx.ReadFailed(dir, err);  // no hw_counters: driver has none
-    return false;
+    return out;
   }
   // mlx5 refreshes its whole counter cache (and starts the `lifespan` window) only when the
   // first counter is read; any other file read first costs firmware commands of its own
@@ -206,16 +209,25 @@ bool HwCountersCollector::CollectDir(const std::string& dir, const Target& targe
       ctx.Malformed(path, value);
       continue;
     }
+    out.emplace_back(file, *parsed);
+  }
+  return out;
+}
+
+bool HwCountersCollector::CollectDir(const std::string& dir, const Target& target,
+                                     CollectContext& ctx, MetricSink& sink) {
+  bool listed = false;
+  for (const auto& [file, raw] : ReadHwCounterDir(ctx, dir, &listed)) {
     if (file == "lifespan") {
       sink.Gauge(target.metric_prefix + "counters_lifespan_seconds",
                  "How long the driver caches hw_counters file values, in seconds (sysfs "
                  "lifespan, ms; only when counters are read from sysfs).",
-                 target.labels, static_cast<double>(*parsed) / 1000.0);
+                 target.labels, static_cast<double>(raw) / 1000.0);
       continue;
     }
-    Export(file, *parsed, target, sink);
+    Export(file, raw, target, sink);
   }
-  return true;
+  return listed;
 }
 
 int HwCountersCollector::CollectNetlink(RdmaNetlinkReader& netlink, const std::string& device,

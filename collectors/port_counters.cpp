@@ -80,11 +80,6 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 8> kLegacyEx
     {"port_multicast_rcv_packets", "multicast_rcv_packets"},
 }};
 
-struct Reading {
-  uint64_t value;
-  unsigned width;  // 0 = unknown width (generic counters): never reported as saturated
-};
-
 }  // namespace
 
 const PmaCounterSpec* FindPmaCounter(std::string_view file) {
@@ -94,57 +89,57 @@ const PmaCounterSpec* FindPmaCounter(std::string_view file) {
   return nullptr;
 }
 
-bool PortCountersCollector::Collect(const Inventory& inventory, CollectContext& ctx,
-                                    MetricSink& sink) {
+std::map<std::string, PmaReading> ReadPmaCounters(CollectContext& ctx, const PortInfo& port) {
   std::vector<std::string> files;
   std::string value;
+  // file name (as in counters/) -> value; counters_ext overrides with 64-bit values.
+  std::map<std::string, PmaReading> readings;
+  std::string dir = JoinPath(port.dir, "counters");
+  int err = ctx.sysfs().ListDir(dir, &files);
+  if (err != 0 && err != ENOENT) ctx.ReadFailed(dir, err);  // no PMA: no directory (rxe)
+  // The extended table (unicast_* present) has 64-bit data/packet counters; the basic
+  // table's are 32-bit and saturate within seconds at 100 Gb/s.
+  bool extended = std::find(files.begin(), files.end(), "unicast_xmit_packets") != files.end();
+  for (const auto& file : files) {
+    std::string path = JoinPath(dir, file);
+    if (!ctx.Read(path, &value)) continue;
+    auto parsed = ParseU64(value);  // rejects "N/A (no PMA)", garbage, empty
+    if (!parsed) {
+      ctx.Malformed(path, value);
+      continue;
+    }
+    const PmaCounterSpec* spec = FindPmaCounter(file);
+    unsigned width = spec == nullptr ? 0 : (spec->width != 0 ? spec->width : extended ? 64 : 32);
+    readings[file] = {*parsed, width};
+  }
+  std::string ext_dir = JoinPath(port.dir, "counters_ext");
+  err = ctx.sysfs().ListDir(ext_dir, &files);
+  if (err != 0 && err != ENOENT) ctx.ReadFailed(ext_dir, err);
+  for (const auto& file : files) {
+    std::string path = JoinPath(ext_dir, file);
+    if (!ctx.Read(path, &value)) continue;
+    auto parsed = ParseU64(value);
+    if (!parsed) {
+      ctx.Malformed(path, value);
+      continue;
+    }
+    auto legacy = std::find_if(kLegacyExt.begin(), kLegacyExt.end(),
+                               [&](const auto& e) { return e.first == file; });
+    if (legacy != kLegacyExt.end()) {
+      readings[std::string(legacy->second)] = {*parsed, 64};
+    } else {
+      readings["ext_" + file] = {*parsed, 0};
+    }
+  }
+  return readings;
+}
+
+bool PortCountersCollector::Collect(const Inventory& inventory, CollectContext& ctx,
+                                    MetricSink& sink) {
   for (const auto& device : inventory.devices) {
     for (const auto& port : device.ports) {
-      // file name (as in counters/) -> value; counters_ext overrides with 64-bit values.
-      std::map<std::string, Reading> readings;
-      std::string dir = JoinPath(port.dir, "counters");
-      int err = ctx.sysfs().ListDir(dir, &files);
-      if (err != 0 && err != ENOENT) ctx.ReadFailed(dir, err);  // no PMA: no directory (rxe)
-      // The extended table (unicast_* present) has 64-bit data/packet counters; the basic
-      // table's are 32-bit and saturate within seconds at 100 Gb/s.
-      bool extended = std::find(files.begin(), files.end(), "unicast_xmit_packets") != files.end();
-      for (const auto& file : files) {
-        std::string path = JoinPath(dir, file);
-        if (!ctx.Read(path, &value)) continue;
-        auto parsed = ParseU64(value);  // rejects "N/A (no PMA)", garbage, empty
-        if (!parsed) {
-          ctx.Malformed(path, value);
-          continue;
-        }
-        const PmaCounterSpec* spec = FindPmaCounter(file);
-        unsigned width = spec == nullptr ? 0
-                                         : (spec->width != 0 ? spec->width
-                                            : extended       ? 64
-                                                             : 32);
-        readings[file] = {*parsed, width};
-      }
-      std::string ext_dir = JoinPath(port.dir, "counters_ext");
-      err = ctx.sysfs().ListDir(ext_dir, &files);
-      if (err != 0 && err != ENOENT) ctx.ReadFailed(ext_dir, err);
-      for (const auto& file : files) {
-        std::string path = JoinPath(ext_dir, file);
-        if (!ctx.Read(path, &value)) continue;
-        auto parsed = ParseU64(value);
-        if (!parsed) {
-          ctx.Malformed(path, value);
-          continue;
-        }
-        auto legacy = std::find_if(kLegacyExt.begin(), kLegacyExt.end(),
-                                   [&](const auto& e) { return e.first == file; });
-        if (legacy != kLegacyExt.end()) {
-          readings[std::string(legacy->second)] = {*parsed, 64};
-        } else {
-          readings["ext_" + file] = {*parsed, 0};
-        }
-      }
-
       Labels labels = PortLabels(device, port);
-      for (const auto& [file, reading] : readings) {
+      for (const auto& [file, reading] : ReadPmaCounters(ctx, port)) {
         const PmaCounterSpec* spec = FindPmaCounter(file);
         if (spec != nullptr) {
           sink.Counter(spec->metric, spec->help, labels,
@@ -155,11 +150,10 @@ bool PortCountersCollector::Collect(const Inventory& inventory, CollectContext& 
                        labels, static_cast<double>(reading.value));
         }
         if (reading.width == 0 || reading.width > 32) continue;
-        uint64_t all_ones = (uint64_t{1} << reading.width) - 1;
         sink.Gauge("rdma_port_counters_saturated",
                    "1 while a PMA counter sits at the all-ones value of its IBTA width (it stops "
                    "counting there until cleared), else 0.",
-                   With(labels, "counter", file), reading.value == all_ones ? 1 : 0);
+                   With(labels, "counter", file), reading.saturated() ? 1 : 0);
       }
     }
   }

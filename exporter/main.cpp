@@ -8,6 +8,7 @@
 #include <iostream>
 #include <thread>
 
+#include "cli.h"
 #include "flags.h"
 #include "http_server.h"
 #include "poller.h"
@@ -49,6 +50,10 @@ PollerConfig MakePollerConfig(const Options& options) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Operator subcommands (show-gids, show-counters, ibdev2netdev, doctor) run and exit.
+  if (argc > 1 && IsCliCommand(argv[1])) {
+    return RunCli(std::vector<std::string>(argv + 1, argv + argc), std::cout, std::cerr);
+  }
   Options options;
   std::string error;
   if (!ParseFlags(std::vector<std::string>(argv + 1, argv + argc), &options, &error)) {

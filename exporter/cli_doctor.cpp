@@ -1,0 +1,911 @@
+// doctor: the node checklist of the deployment guide (shared/seed) and the NCCL field guide, one
+// PASS/WARN/FAIL line per check. Everything it knows about devices comes from the exporter's
+// collectors (the same samples /metrics serves, roce_config's checks included); only the kernel
+// modules, /dev/infiniband and the process limits are looked at directly.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <ostream>
+#include <set>
+#include <thread>
+
+#include "cli.h"
+#include "rdma_exporter/parse.h"
+
+namespace rdma_exporter {
+namespace {
+
+enum class Status { kPass = 0, kWarn = 1, kFail = 2 };
+
+const char* StatusName(Status s) {
+  return s == Status::kPass ? "PASS" : s == Status::kWarn ? "WARN" : "FAIL";
+}
+
+struct Item {
+  std::string subject;  // mlx5_0/1 (ens1f0np0), mlx5_0, ib_uverbs, node
+  Status status;
+  std::string reason;
+};
+
+struct Check {
+  std::string name;
+  Status status = Status::kPass;
+  std::string reason;
+  std::vector<Item> items;
+};
+
+// The check's status is its worst item's; the reason lists the FAIL then the WARN items (items
+// with the same reason share one entry: "mlx5_0/1, mlx5_1/1: MTU 1500 < 4200"), or is `summary`
+// when every item passes.
+Check Finish(std::string name, std::vector<Item> items, const std::string& summary) {
+  Check check{std::move(name), Status::kPass, "", std::move(items)};
+  for (Status level : {Status::kFail, Status::kWarn}) {
+    std::vector<std::pair<std::string, std::string>> groups;  // reason -> subjects
+    for (const auto& item : check.items) {
+      if (item.status != level) continue;
+      check.status = std::max(check.status, level);
+      auto it = std::find_if(groups.begin(), groups.end(),
+                             [&](const auto& g) { return g.first == item.reason; });
+      if (it == groups.end()) {
+        groups.emplace_back(item.reason, item.subject);
+      } else {
+        it->second += ", " + item.subject;
+      }
+    }
+    for (const auto& [reason, subjects] : groups) {
+      check.reason += (check.reason.empty() ? "" : "; ") + subjects + ": " + reason;
+    }
+  }
+  if (check.reason.empty()) check.reason = summary;
+  return check;
+}
+
+// "1 port", "3 ports".
+std::string Count(size_t n, const std::string& noun) {
+  return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
+}
+
+std::string Join(const std::vector<std::string>& parts, const std::string& sep = ", ") {
+  std::string out;
+  for (const auto& p : parts)
+    out += (out.empty() ? "" : sep) + p;
+  return out;
+}
+
+std::string Number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%g", v);
+  return buf;
+}
+
+std::string Bytes(uint64_t b) {
+  if (b >= (uint64_t{1} << 20)) return Number(static_cast<double>(b) / (1 << 20)) + " MiB";
+  return Number(static_cast<double>(b) / 1024) + " KiB";
+}
+
+const char* PortStateName(double v) {
+  static const char* kNames[] = {"NOP", "DOWN", "INIT", "ARMED", "ACTIVE", "ACTIVE_DEFER"};
+  int i = static_cast<int>(v);
+  return i >= 0 && i <= 5 ? kNames[i] : "unknown";
+}
+
+const char* PhysStateName(double v) {
+  static const char* kNames[] = {"?",
+                                 "Sleep",
+                                 "Polling",
+                                 "Disabled",
+                                 "PortConfigurationTraining",
+                                 "LinkUp",
+                                 "LinkErrorRecovery",
+                                 "PhyTest"};
+  int i = static_cast<int>(v);
+  return i >= 1 && i <= 7 ? kNames[i] : "unknown";
+}
+
+using LabelMap = std::map<std::string, std::string>;
+
+// Everything the checks look at.
+struct NodeView {
+  const CliOptions& options;
+  const ProcessEnv& env;
+  CliNode& node;
+  const SampleIndex& now;     // the last collection
+  const SampleIndex& before;  // the first one (== now when not sampled)
+  double sample_seconds;      // 0: one collection
+
+  const Inventory& inventory() const { return node.inventory(); }
+  static LabelMap Port(const DeviceInfo& d, const PortInfo& p) {
+    return {{"device", d.name}, {"port", std::to_string(p.number)}};
+  }
+  static std::string Subject(const DeviceInfo& d, const PortInfo& p) {
+    return d.name + "/" + std::to_string(p.number) +
+           (p.netdev.empty() ? "" : " (" + p.netdev + ")");
+  }
+  std::string DeviceLabel(const DeviceInfo& d, const char* label) const {
+    const auto* s = now.Find("rdma_device_info", {{"device", d.name}});
+    if (s == nullptr) return "";
+    auto it = s->labels.find(label);
+    return it == s->labels.end() ? "" : it->second;
+  }
+  static bool IsRoce(const PortInfo& p) { return p.link_layer == "Ethernet" && !p.netdev.empty(); }
+  static bool IsRxe(const DeviceInfo& d) { return !d.has_pci_link && d.name.rfind("rxe", 0) == 0; }
+};
+
+// ---- process and node --------------------------------------------------------------------
+
+Check KernelModules(NodeView& v) {
+  bool mlx5 = v.inventory().devices.empty();  // no devices: the HCA driver is the first suspect
+  bool rxe = false;
+  for (const auto& d : v.inventory().devices) {
+    mlx5 = mlx5 || d.name.rfind("mlx5", 0) == 0;
+    rxe = rxe || NodeView::IsRxe(d);
+  }
+  struct Module {
+    const char* name;
+    Status missing;
+    const char* why;
+  };
+  std::vector<Module> modules = {
+      {"ib_core", Status::kFail, "the RDMA core"},
+      {"ib_uverbs", Status::kFail, "user-space verbs for NCCL and perftest"},
+      {"rdma_ucm", Status::kWarn, "librdmacm for perftest -R, UCX, rping"},
+  };
+  if (mlx5) {
+    modules.push_back({"mlx5_core", Status::kFail, "the ConnectX driver"});
+    modules.push_back({"mlx5_ib", Status::kFail, "RDMA on ConnectX"});
+  }
+  if (rxe) modules.push_back({"rdma_rxe", Status::kFail, "Soft-RoCE"});
+  std::vector<Item> items;
+  std::vector<std::string> loaded;
+  for (const auto& m : modules) {
+    if (v.node.sysfs().Exists(JoinPath("module", m.name))) {
+      loaded.push_back(m.name);
+      items.push_back({m.name, Status::kPass, "loaded"});
+    } else {
+      items.push_back({m.name, m.missing, std::string("not loaded: ") + m.why});
+    }
+  }
+  return Finish("kernel_modules", std::move(items), Join(loaded) + " loaded");
+}
+
+Check DriverFirmware(NodeView& v) {
+  std::vector<Item> items;
+  std::vector<std::string> drivers;
+  for (const char* module : {"mlx5_core", "rdma_rxe"}) {
+    std::string dir = JoinPath("module", module);
+    if (!v.node.sysfs().Exists(dir)) continue;
+    std::string version;
+    // MLNX_OFED's modules carry a version; in-tree ones follow the kernel.
+    if (v.node.sysfs().ReadFile(JoinPath(dir, "version"), &version) == 0 &&
+        !Trim(version).empty()) {
+      drivers.push_back(std::string(module) + " " + std::string(Trim(version)));
+    } else {
+      drivers.push_back(std::string(module) + " in-tree");
+    }
+  }
+  // firmware -> devices, per HCA type; devices of one type should run one firmware.
+  std::map<std::string, std::map<std::string, std::vector<std::string>>> by_type;
+  std::vector<std::string> software;
+  for (const auto& d : v.inventory().devices) {
+    std::string fw = v.DeviceLabel(d, "fw_ver");
+    std::string type = v.DeviceLabel(d, "hca_type");
+    if (fw.empty()) {
+      if (d.has_pci_link) {
+        items.push_back({d.name, Status::kWarn, "no firmware version reported (fw_ver)"});
+      } else {
+        software.push_back(d.name);
+      }
+      continue;
+    }
+    by_type[type][fw].push_back(d.name);
+    items.push_back({d.name, Status::kPass, "fw " + fw});
+  }
+  std::vector<std::string> fw_parts;
+  for (const auto& [type, versions] : by_type) {
+    for (const auto& [fw, devices] : versions) {
+      fw_parts.push_back((type.empty() ? "" : type + " ") + "fw " + fw + " (" + Join(devices) +
+                         ")");
+    }
+    if (versions.size() > 1) {
+      std::vector<std::string> list;
+      for (const auto& [fw, devices] : versions)
+        list.push_back(fw + " on " + Join(devices));
+      items.push_back({type.empty() ? "firmware" : type, Status::kWarn,
+                       "different firmware on one HCA type: " + Join(list, ", ")});
+    }
+  }
+  if (!software.empty()) fw_parts.push_back(Join(software) + ": software device, no firmware");
+  std::string summary = (drivers.empty() ? "no driver module found" : "driver " + Join(drivers)) +
+                        "; " + (fw_parts.empty() ? "no devices" : Join(fw_parts, "; "));
+  return Finish("driver_firmware", std::move(items), summary);
+}
+
+Check UverbsDevices(NodeView& v) {
+  std::vector<Item> items;
+  std::string dir = JoinPath(v.options.dev_root, "infiniband");
+  std::vector<std::string> names;
+  SysfsReader dev(v.options.dev_root);  // plain directory listing, not sysfs
+  int err = dev.ListDir("infiniband", &names);
+  std::vector<std::string> uverbs;
+  for (const auto& n : names) {
+    if (n.rfind("uverbs", 0) == 0) uverbs.push_back(n);
+  }
+  if (err != 0 || uverbs.empty()) {
+    std::string what = err != 0 ? std::strerror(err) : "no uverbs* device nodes";
+    items.push_back({dir, Status::kFail,
+                     what + " (a container needs /dev/infiniband: the RDMA device plugin's "
+                            "rdma/hca resource or a hostPath mount)"});
+    return Finish("uverbs_devices", std::move(items), "");
+  }
+  std::vector<std::string> opened;
+  for (const auto& n : uverbs) {
+    std::string path = JoinPath(dir, n);
+    int fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
+    if (fd < 0) {
+      items.push_back({path, Status::kFail, std::string("cannot open: ") + std::strerror(errno)});
+      continue;
+    }
+    close(fd);
+    opened.push_back(n);
+  }
+  // Which device each uverbs node belongs to (class/infiniband_verbs/uverbsN/ibdev).
+  std::set<std::string> with_uverbs;
+  std::vector<std::string> verbs_names;
+  bool mapped = v.node.sysfs().ListDir("class/infiniband_verbs", &verbs_names) == 0;
+  for (const auto& n : verbs_names) {
+    std::string ibdev;
+    if (n.rfind("uverbs", 0) == 0 &&
+        v.node.sysfs().ReadFile(JoinPath(JoinPath("class/infiniband_verbs", n), "ibdev"), &ibdev) ==
+            0 &&
+        std::find(uverbs.begin(), uverbs.end(), n) != uverbs.end()) {
+      with_uverbs.insert(std::string(Trim(ibdev)));
+    }
+  }
+  size_t devices = v.inventory().devices.size();
+  for (const auto& d : v.inventory().devices) {
+    if (mapped && !with_uverbs.count(d.name)) {
+      items.push_back({d.name, Status::kFail, "no uverbs device node in " + dir});
+    }
+  }
+  if (!mapped && uverbs.size() < devices) {
+    items.push_back({dir, Status::kWarn,
+                     std::to_string(uverbs.size()) + " uverbs nodes for " +
+                         std::to_string(devices) + " RDMA devices"});
+  }
+  return Finish("uverbs_devices", std::move(items),
+                Join(opened) + " present and openable" + (mapped ? " (one per device)" : ""));
+}
+
+Check Memlock(NodeView& v) {
+  // ibv_reg_mr pins memory against RLIMIT_MEMLOCK unless the process has CAP_IPC_LOCK. NCCL
+  // registers all its communication buffers; with the usual 64 KiB or 8 MiB default it fails
+  // with ENOMEM ("unhandled system error", nccl-tests#206 at 8 MiB). UCX turns its IB transports
+  // off below 512 MiB; NCCL's own guidance is unlimited.
+  constexpr uint64_t kMinimum = uint64_t{512} << 20;
+  std::vector<Item> items;
+  const ProcessEnv& env = v.env;
+  std::string limit = env.memlock_bytes ? Bytes(*env.memlock_bytes) : "unlimited";
+  if (env.cap_ipc_lock) {
+    return Finish("memlock", {},
+                  "CAP_IPC_LOCK: the locked-memory limit (" + limit + ") does not apply");
+  }
+  if (!env.memlock_bytes) return Finish("memlock", {}, "RLIMIT_MEMLOCK unlimited");
+  std::string fix =
+      "set unlimited (ulimit -l unlimited, LimitMEMLOCK=infinity, or give the "
+      "container IPC_LOCK)";
+  if (*env.memlock_bytes < kMinimum) {
+    items.push_back({"RLIMIT_MEMLOCK", Status::kFail,
+                     limit +
+                         " < 512 MiB: memory registration (ibv_reg_mr) fails with ENOMEM, "
+                         "NCCL reports \"unhandled system error\"; " +
+                         fix});
+  } else {
+    items.push_back({"RLIMIT_MEMLOCK", Status::kWarn,
+                     limit + ": NCCL pins all its buffers and may need more; " + fix});
+  }
+  return Finish("memlock", std::move(items), "");
+}
+
+Check DevicesPresent(NodeView& v) {
+  std::vector<Item> items;
+  std::vector<std::string> list;
+  size_t ports = 0;
+  for (const auto& d : v.inventory().devices) {
+    std::string type = v.DeviceLabel(d, "hca_type");
+    std::string what = type.empty() ? (NodeView::IsRxe(d) ? "rxe" : "") : type;
+    if (!d.physfn.empty()) what += what.empty() ? "VF" : " VF";
+    list.push_back(d.name + (what.empty() ? "" : " (" + what + ")"));
+    ports += d.ports.size();
+    if (d.ports.empty()) items.push_back({d.name, Status::kFail, "no ports"});
+  }
+  if (list.empty()) {
+    bool filtered = !v.options.device_include.empty() || !v.options.device_exclude.empty();
+    items.push_back(
+        {JoinPath(v.options.sysfs_root, "class/infiniband"), Status::kFail,
+         std::string("no RDMA devices") + (filtered ? " (after the device filters)" : "")});
+  }
+  return Finish(
+      "devices_present", std::move(items),
+      std::to_string(list.size()) + " devices, " + std::to_string(ports) + " ports: " + Join(list));
+}
+
+// ---- ports ---------------------------------------------------------------------------------
+
+Check PortActive(NodeView& v) {
+  std::vector<Item> items;
+  size_t ok = 0;
+  for (const auto& d : v.inventory().devices) {
+    for (const auto& p : d.ports) {
+      auto state = v.now.Value("rdma_port_state", NodeView::Port(d, p));
+      auto phys = v.now.Value("rdma_port_physical_state", NodeView::Port(d, p));
+      if (state && phys && *state == 4 && *phys == 5) {
+        ++ok;
+        items.push_back({NodeView::Subject(d, p), Status::kPass, "ACTIVE/LinkUp"});
+        continue;
+      }
+      std::string s = state ? std::string("state ") + PortStateName(*state) : "state unreadable";
+      std::string ph =
+          phys ? std::string("phys_state ") + PhysStateName(*phys) : "phys_state unreadable";
+      items.push_back({NodeView::Subject(d, p), Status::kFail, s + ", " + ph});
+    }
+  }
+  return Finish("port_active", std::move(items),
+                "all " + std::to_string(ok) + " ports ACTIVE/LinkUp");
+}
+
+Check LinkLayer(NodeView& v) {
+  std::vector<Item> items;
+  std::map<std::string, std::vector<std::string>> by_layer;
+  for (const auto& d : v.inventory().devices) {
+    for (const auto& p : d.ports) {
+      std::string port = d.name + "/" + std::to_string(p.number);
+      if (p.link_layer.empty()) {
+        items.push_back({port, Status::kWarn, "link_layer unreadable"});
+        continue;
+      }
+      by_layer[p.link_layer == "Ethernet" ? "Ethernet (RoCE)" : p.link_layer].push_back(port);
+      items.push_back({port, Status::kPass, p.link_layer});
+    }
+  }
+  std::vector<std::string> parts;
+  for (const auto& [layer, ports] : by_layer)
+    parts.push_back(layer + ": " + Join(ports));
+  if (by_layer.size() > 1) {
+    items.push_back({"node", Status::kWarn,
+                     "InfiniBand and RoCE ports mixed (" + Join(parts, "; ") +
+                         "): one NCCL job cannot use both, set NCCL_IB_HCA to one kind"});
+  }
+  return Finish("link_layer", std::move(items), parts.empty() ? "no ports" : Join(parts, "; "));
+}
+
+std::string RateText(double bytes_per_second, double width) {
+  return Number(bytes_per_second * 8 / 1e9) + " Gb/s " + Number(width) + "X";
+}
+
+Check PortRateUniform(NodeView& v) {
+  // ACTIVE ports grouped by HCA type and link layer; each group should run one rate and width
+  // (a downgraded port slows every NCCL ring through it).
+  struct Entry {
+    std::string subject;
+    std::string rate;
+  };
+  std::map<std::string, std::vector<Entry>> groups;
+  for (const auto& d : v.inventory().devices) {
+    std::string type = v.DeviceLabel(d, "hca_type");
+    if (type.empty()) type = NodeView::IsRxe(d) ? "rxe" : "unknown HCA type";
+    for (const auto& p : d.ports) {
+      auto state = v.now.Value("rdma_port_state", NodeView::Port(d, p));
+      auto rate = v.now.Value("rdma_port_rate_bytes_per_second", NodeView::Port(d, p));
+      auto width = v.now.Value("rdma_port_link_width_lanes", NodeView::Port(d, p));
+      if (!state || *state != 4 || !rate || !width) continue;  // port_active reports those
+      groups[type + " " + p.link_layer].push_back(
+          {d.name + "/" + std::to_string(p.number), RateText(*rate, *width)});
+    }
+  }
+  std::vector<Item> items;
+  std::vector<std::string> parts;
+  for (const auto& [group, entries] : groups) {
+    std::map<std::string, size_t> count;
+    for (const auto& e : entries)
+      ++count[e.rate];
+    auto common = std::max_element(count.begin(), count.end(), [](const auto& a, const auto& b) {
+                    return a.second < b.second;
+                  })->first;
+    parts.push_back(group + ": " + Count(count[common], "port") + " at " + common);
+    for (const auto& e : entries) {
+      if (e.rate == common) {
+        items.push_back({e.subject, Status::kPass, e.rate});
+      } else {
+        items.push_back(
+            {e.subject, Status::kFail, e.rate + ", the other " + group + " ports run " + common});
+      }
+    }
+  }
+  return Finish("port_rate_uniform", std::move(items),
+                parts.empty() ? "no ACTIVE ports to compare" : Join(parts, "; "));
+}
+
+Check PcieLink(NodeView& v) {
+  std::vector<Item> items;
+  std::vector<std::string> ok;
+  for (const auto& d : v.inventory().devices) {
+    auto get = [&](const char* family, const char* kind) {
+      return v.now.Value(family, {{"device", d.name}, {"kind", kind}});
+    };
+    auto cur_speed = get("rdma_pcie_link_transfers_per_second", "current");
+    auto max_speed = get("rdma_pcie_link_transfers_per_second", "max");
+    auto cur_width = get("rdma_pcie_link_width_lanes", "current");
+    auto max_width = get("rdma_pcie_link_width_lanes", "max");
+    if (!cur_speed || !max_speed || !cur_width || !max_width) continue;  // VF, rxe: no link
+    auto text = [](double speed, double width) {
+      return Number(speed / 1e9) + " GT/s x" + Number(width);
+    };
+    std::string current = text(*cur_speed, *cur_width);
+    if (*cur_speed < *max_speed || *cur_width < *max_width) {
+      items.push_back({d.name + " (" + d.pci_address + ")", Status::kFail,
+                       "PCIe " + current + ", capable of " + text(*max_speed, *max_width) +
+                           " (downtrained: reseat or check the slot/riser)"});
+    } else {
+      items.push_back({d.name, Status::kPass, current});
+      ok.push_back(d.name + " " + current);
+    }
+  }
+  return Finish("pcie_link", std::move(items),
+                ok.empty() ? "no device reports its PCIe link" : "at max: " + Join(ok));
+}
+
+// ---- RoCE configuration (roce_config, dcb, ecn, netdev collectors) ------------------------
+
+Check RoceV2Gid(NodeView& v) {
+  std::vector<Item> items;
+  for (const auto& d : v.inventory().devices) {
+    for (const auto& p : d.ports) {
+      if (!NodeView::IsRoce(p)) continue;
+      LabelMap key = NodeView::Port(d, p);
+      key["check"] = "roce_v2_gid_present";
+      auto ok = v.now.Value("rdma_roce_config_ok", key);
+      if (!ok) {
+        items.push_back({NodeView::Subject(d, p), Status::kFail, "GID table unreadable"});
+      } else if (*ok == 0) {
+        items.push_back({NodeView::Subject(d, p), Status::kFail,
+                         "no routable RoCE v2 GID: NCCL finds no GID to use (give the netdev "
+                         "an IP address)"});
+      } else {
+        std::string where;
+        for (const auto& g : v.now.All("rdma_gid_info")) {
+          const auto& l = g.labels;
+          if (l.at("device") == d.name && l.at("port") == key["port"] &&
+              l.at("gid_type") == "RoCE v2" && l.at("gid").rfind("fe80", 0) != 0) {
+            where = "index " + l.at("index") + " " + l.at("gid");
+            break;
+          }
+        }
+        items.push_back({NodeView::Subject(d, p), Status::kPass, "RoCE v2 GID " + where});
+      }
+    }
+  }
+  size_t n = items.size();
+  return Finish("roce_v2_gid", std::move(items),
+                n == 0 ? "no RoCE ports"
+                       : "a routable RoCE v2 GID on all " + std::to_string(n) + " RoCE ports");
+}
+
+Check NetdevMtu(NodeView& v) {
+  std::vector<Item> items;
+  unsigned min_mtu = v.options.collector_options.roce_min_mtu;
+  for (const auto& d : v.inventory().devices) {
+    for (const auto& p : d.ports) {
+      if (!NodeView::IsRoce(p)) continue;
+      auto mtu = v.now.Value("rdma_netdev_mtu_bytes", NodeView::Port(d, p));
+      auto active = v.now.Value("rdma_port_active_mtu_bytes", NodeView::Port(d, p));
+      std::string subject = NodeView::Subject(d, p);
+      if (!mtu) {
+        items.push_back({subject, Status::kWarn, "netdev MTU unknown"});
+      } else if (*mtu < min_mtu) {
+        items.push_back({subject, Status::kFail,
+                         "MTU " + Number(*mtu) + " < " + std::to_string(min_mtu) +
+                             ": the RoCE path MTU cannot reach 4096 (raise the netdev MTU)"});
+      } else if (active && *active < 4096) {
+        items.push_back({subject, Status::kWarn,
+                         "MTU " + Number(*mtu) + " but active path MTU " + Number(*active)});
+      } else {
+        items.push_back({subject, Status::kPass, "MTU " + Number(*mtu)});
+      }
+    }
+  }
+  size_t n = items.size();
+  return Finish("netdev_mtu", std::move(items),
+                n == 0 ? "no RoCE ports"
+                       : "MTU >= " + std::to_string(min_mtu) + " on all " + std::to_string(n) +
+                             " RoCE netdevs");
+}
+
+// RoCE ports whose DCB lives on them (PFs); *why set for ports whose DCB cannot be checked.
+struct DcbPort {
+  const DeviceInfo* device;
+  const PortInfo* port;
+  LabelMap key;  // device, port, netdev
+};
+
+std::vector<DcbPort> DcbPorts(NodeView& v, std::vector<Item>* items) {
+  std::vector<DcbPort> out;
+  std::set<std::string> seen;
+  for (const auto& d : v.inventory().devices) {
+    if (!d.physfn.empty()) continue;  // a VF's QoS is its PF's
+    for (const auto& p : d.ports) {
+      if (!NodeView::IsRoce(p) || !seen.insert(p.netdev).second) continue;
+      LabelMap key = {{"device", d.name}, {"port", std::to_string(p.number)}, {"netdev", p.netdev}};
+      auto supported = v.now.Value("rdma_dcb_supported", key);
+      if (!supported) {
+        items->push_back({NodeView::Subject(d, p), Status::kWarn, "DCB not readable"});
+      } else if (*supported == 0) {
+        items->push_back({NodeView::Subject(d, p), Status::kWarn,
+                          "the netdev has no DCB (not a lossless-capable NIC)"});
+      } else {
+        out.push_back({&d, &p, key});
+      }
+    }
+  }
+  return out;
+}
+
+std::string PriorityList(NodeView& v, const char* family, const LabelMap& key,
+                         const LabelMap& extra = {}) {
+  std::vector<std::string> on;
+  for (int prio = 0; prio < 8; ++prio) {
+    LabelMap k = key;
+    k.insert(extra.begin(), extra.end());
+    k["priority"] = std::to_string(prio);
+    auto value = v.now.Value(family, k);
+    if (value && *value == 1) on.push_back(std::to_string(prio));
+  }
+  return on.empty() ? "none" : Join(on, ",");
+}
+
+// The NCCL priority of a port (roce_config's rdma_nccl_priority), or a reason why not.
+std::optional<int> NcclPriority(NodeView& v, const LabelMap& key, std::string* why) {
+  if (!v.options.collector_options.nccl_ib_tc) {
+    *why = "give --nccl.ib-tc to check the NCCL priority";
+    return std::nullopt;
+  }
+  auto prio = v.now.Value("rdma_nccl_priority", key);
+  if (!prio) {
+    *why = "NCCL priority unknown (PCP trust, or no DSCP entry for DSCP " +
+           std::to_string(*v.options.collector_options.nccl_ib_tc >> 2) + ")";
+    return std::nullopt;
+  }
+  return static_cast<int>(*prio);
+}
+
+Check Pfc(NodeView& v) {
+  std::vector<Item> items;
+  auto ports = DcbPorts(v, &items);
+  for (const auto& dp : ports) {
+    std::string subject = NodeView::Subject(*dp.device, *dp.port);
+    std::string enabled = PriorityList(v, "rdma_pfc_enabled", dp.key);
+    std::string why;
+    auto prio = NcclPriority(v, dp.key, &why);
+    if (!prio) {
+      items.push_back({subject, Status::kWarn, "PFC on priorities " + enabled + "; " + why});
+      continue;
+    }
+    LabelMap k = dp.key;
+    k["priority"] = std::to_string(*prio);
+    auto on = v.now.Value("rdma_pfc_enabled", k);
+    std::string p = std::to_string(*prio);
+    if (!on || *on != 1) {
+      items.push_back({subject, Status::kFail,
+                       "PFC off on NCCL priority " + p + " (PFC on: " + enabled +
+                           "): RoCE drops under congestion (mlnx_qos --pfc, only priority " + p +
+                           " on)"});
+    } else if (enabled != p) {
+      items.push_back({subject, Status::kWarn,
+                       "PFC on priorities " + enabled + ", not only on NCCL priority " + p});
+    } else {
+      items.push_back({subject, Status::kPass, "PFC on priority " + p + " only"});
+    }
+  }
+  size_t n = ports.size();
+  return Finish(
+      "pfc", std::move(items),
+      n == 0 ? "no RoCE PF ports"
+             : "PFC on the NCCL priority only on all " + std::to_string(n) + " RoCE PF ports");
+}
+
+Check TrustDscp(NodeView& v) {
+  std::vector<Item> items;
+  auto ports = DcbPorts(v, &items);
+  for (const auto& dp : ports) {
+    std::string subject = NodeView::Subject(*dp.device, *dp.port);
+    LabelMap k = dp.key;
+    k["mode"] = "dscp";
+    if (v.now.Value("rdma_qos_trust_info", k)) {
+      items.push_back({subject, Status::kPass, "trust dscp"});
+    } else {
+      items.push_back({subject, Status::kFail,
+                       "trust pcp: NCCL_IB_TC (DSCP) does not select the priority (mlnx_qos "
+                       "--trust=dscp)"});
+    }
+  }
+  size_t n = ports.size();
+  return Finish(
+      "trust_dscp", std::move(items),
+      n == 0 ? "no RoCE PF ports" : "trust dscp on all " + std::to_string(n) + " RoCE PF ports");
+}
+
+Check Ecn(NodeView& v) {
+  std::vector<Item> items;
+  auto ports = DcbPorts(v, &items);
+  for (const auto& dp : ports) {
+    std::string subject = NodeView::Subject(*dp.device, *dp.port);
+    std::string np = PriorityList(v, "rdma_ecn_enabled", dp.key, {{"role", "np"}});
+    std::string rp = PriorityList(v, "rdma_ecn_enabled", dp.key, {{"role", "rp"}});
+    if (!v.now.Find("rdma_ecn_enabled", dp.key)) {
+      items.push_back({subject, Status::kWarn,
+                       "no MLNX_OFED ecn/ files: ECN cannot be checked on this driver"});
+      continue;
+    }
+    std::string why;
+    auto prio = NcclPriority(v, dp.key, &why);
+    if (!prio) {
+      items.push_back(
+          {subject, Status::kWarn, "ECN np on priorities " + np + ", rp on " + rp + "; " + why});
+      continue;
+    }
+    std::string p = std::to_string(*prio);
+    LabelMap k = dp.key;
+    k["priority"] = p;
+    k["role"] = "np";
+    bool np_on = v.now.Value("rdma_ecn_enabled", k).value_or(0) == 1;
+    k["role"] = "rp";
+    bool rp_on = v.now.Value("rdma_ecn_enabled", k).value_or(0) == 1;
+    if (np_on && rp_on) {
+      items.push_back({subject, Status::kPass, "ECN np and rp on priority " + p});
+    } else {
+      items.push_back({subject, Status::kFail,
+                       std::string("ECN ") + (np_on ? "" : "np ") +
+                           (!np_on && !rp_on ? "and " : "") + (rp_on ? "" : "rp ") +
+                           "off on NCCL priority " + p +
+                           ": no DCQCN congestion control, PFC pauses instead"});
+    }
+  }
+  size_t n = ports.size();
+  return Finish("ecn", std::move(items),
+                n == 0 ? "no RoCE PF ports"
+                       : "ECN on the NCCL priority on all " + std::to_string(n) + " RoCE PF ports");
+}
+
+// ---- over the sampling window -------------------------------------------------------------
+
+std::string LabelSuffix(const LabelMap& labels) {
+  std::vector<std::string> extra;
+  for (const auto& [name, value] : labels) {
+    if (name != "device" && name != "port" && name != "netdev") extra.push_back(name + "=" + value);
+  }
+  return extra.empty() ? "" : "{" + Join(extra, ",") + "}";
+}
+
+std::string SubjectOf(const LabelMap& labels) {
+  auto get = [&](const char* n) {
+    auto it = labels.find(n);
+    return it == labels.end() ? std::string() : it->second;
+  };
+  std::string s = get("device");
+  if (!get("port").empty()) s += "/" + get("port");
+  if (!get("netdev").empty()) s += " (" + get("netdev") + ")";
+  return s;
+}
+
+Check PfcStorm(NodeView& v) {
+  // Per port: storm-watchdog events during the sample (FAIL) or only earlier (WARN).
+  struct Events {
+    std::vector<std::string> recent, earlier;
+  };
+  std::map<std::string, Events> ports;
+  std::vector<std::string> order;
+  for (const auto& s : v.now.All("rdma_pfc_storm_events_total")) {
+    std::string subject = SubjectOf(s.labels);
+    if (!ports.count(subject)) order.push_back(subject);
+    Events& e = ports[subject];
+    double before = v.before.Value("rdma_pfc_storm_events_total", s.labels).value_or(s.value);
+    std::string severity = s.labels.at("severity");
+    if (s.value > before) {
+      e.recent.push_back(Number(s.value - before) + " " + severity);
+    } else if (s.value > 0) {
+      e.earlier.push_back(Number(s.value) + " " + severity);
+    }
+  }
+  std::vector<Item> items;
+  for (const auto& subject : order) {
+    const Events& e = ports[subject];
+    if (!e.recent.empty()) {
+      items.push_back({subject, Status::kFail,
+                       Join(e.recent, " and ") + " pause-storm events in the last " +
+                           Number(v.sample_seconds) + " s"});
+    } else if (!e.earlier.empty()) {
+      items.push_back({subject, Status::kWarn,
+                       Join(e.earlier, " and ") +
+                           " pause-storm events since the driver loaded, none during the sample"});
+    } else {
+      items.push_back({subject, Status::kPass, "no pause-storm events"});
+    }
+  }
+  // A port paused most of the window is in a storm even before the watchdog counts one.
+  if (v.sample_seconds > 0) {
+    for (const auto& s : v.now.All("rdma_pfc_pause_duration_seconds_total")) {
+      auto before = v.before.Value("rdma_pfc_pause_duration_seconds_total", s.labels);
+      if (!before) continue;
+      double share = (s.value - *before) / v.sample_seconds;
+      if (share >= 0.5) {
+        items.push_back({SubjectOf(s.labels), Status::kFail,
+                         "priority " + s.labels.at("priority") + " " + s.labels.at("direction") +
+                             " paused " + Number(std::round(share * 100)) + "% of the sample"});
+      }
+    }
+  }
+  return Finish("pfc_storm", std::move(items),
+                order.empty() ? "no pause-storm counters (mlx5 ethtool) on these ports"
+                              : "no pause-storm events on " + Count(order.size(), "port"));
+}
+
+Check ErrorCounters(NodeView& v) {
+  // Counters whose rise means the link or a QP just broke: FAIL. The others rise now and then on
+  // healthy fabrics (a symbol error, a retransmit): WARN, to be watched.
+  static const char* kFail[] = {
+      "rdma_port_link_downed_total",      "rdma_hw_req_transport_retries_exceeded_total",
+      "rdma_hw_retry_exceeded_err_total", "rdma_phy_link_down_events_total",
+      "rdma_netdev_carrier_down_total",
+  };
+  static const char* kWarn[] = {
+      "rdma_port_symbol_errors_total",
+      "rdma_port_link_error_recovery_total",
+      "rdma_port_receive_errors_total",
+      "rdma_port_receive_remote_physical_errors_total",
+      "rdma_port_transmit_discards_total",
+      "rdma_port_local_link_integrity_errors_total",
+      "rdma_port_excessive_buffer_overrun_errors_total",
+      "rdma_hw_local_ack_timeout_err_total",
+      "rdma_hw_packet_seq_err_total",
+      "rdma_hw_out_of_sequence_total",
+      "rdma_hw_out_of_buffer_total",
+      "rdma_hw_req_cqe_error_total",
+      "rdma_hw_resp_cqe_error_total",
+      "rdma_hw_rx_icrc_encapsulated_total",
+      "rdma_hw_rcvd_seq_err_total",
+      "rdma_hw_completer_retry_err_total",
+      "rdma_netdev_receive_errors_total",
+      "rdma_netdev_transmit_errors_total",
+      "rdma_priority_discards_total",
+      "rdma_pcie_aer_errors_total",
+  };
+  std::vector<Item> items;
+  size_t watched = 0;
+  auto scan = [&](const char* family, Status level) {
+    for (const auto& s : v.now.All(family)) {
+      ++watched;
+      if (v.sample_seconds <= 0) continue;
+      auto before = v.before.Value(family, s.labels);
+      if (!before || s.value <= *before) continue;
+      std::string name(family);
+      for (std::string_view prefix : {"rdma_port_", "rdma_hw_", "rdma_"}) {
+        if (name.rfind(prefix, 0) == 0) {
+          name = name.substr(prefix.size());
+          break;
+        }
+      }
+      name = name.substr(0, name.size() - 6);  // _total
+      Status status = level;
+      if (std::string(family) == "rdma_pcie_aer_errors_total" &&
+          s.labels.at("severity") == "fatal") {
+        status = Status::kFail;
+      }
+      items.push_back({SubjectOf(s.labels), status,
+                       name + LabelSuffix(s.labels) + " +" + Number(s.value - *before)});
+    }
+  };
+  for (const char* f : kFail)
+    scan(f, Status::kFail);
+  for (const char* f : kWarn)
+    scan(f, Status::kWarn);
+  // A saturated PMA counter cannot rise: the check is blind to it until it is cleared.
+  static const std::set<std::string> kTraffic = {
+      "port_xmit_data",      "port_rcv_data",          "port_xmit_packets",
+      "port_rcv_packets",    "port_xmit_wait",         "unicast_xmit_packets",
+      "unicast_rcv_packets", "multicast_xmit_packets", "multicast_rcv_packets"};
+  for (const auto& s : v.now.All("rdma_port_counters_saturated")) {
+    if (s.value == 1 && !kTraffic.count(s.labels.at("counter"))) {
+      items.push_back(
+          {SubjectOf(s.labels), Status::kWarn,
+           s.labels.at("counter") + " saturated (stopped counting; clear with perfquery -R)"});
+    }
+  }
+  std::string summary = v.sample_seconds > 0
+                            ? "none of " + std::to_string(watched) + " error counters rose in " +
+                                  Number(v.sample_seconds) + " s"
+                            : "not sampled (--sample=0)";
+  return Finish("error_counters", std::move(items), summary);
+}
+
+void PrintText(const std::vector<Check>& checks, std::ostream& out) {
+  int counts[3] = {0, 0, 0};
+  for (const auto& c : checks) {
+    ++counts[static_cast<int>(c.status)];
+    std::string name = c.name;
+    if (name.size() < 18) name.resize(18, ' ');
+    out << StatusName(c.status) << "  " << name << " " << c.reason << "\n";
+  }
+  out << "doctor: " << checks.size() << " checks, " << counts[0] << " PASS, " << counts[1]
+      << " WARN, " << counts[2] << " FAIL\n";
+}
+
+void PrintJson(const std::vector<Check>& checks, std::ostream& out) {
+  int counts[3] = {0, 0, 0};
+  out << "{\"checks\":[";
+  for (size_t i = 0; i < checks.size(); ++i) {
+    const auto& c = checks[i];
+    ++counts[static_cast<int>(c.status)];
+    out << (i == 0 ? "" : ",") << "\n  {\"check\":" << JsonString(c.name)
+        << ",\"status\":" << JsonString(StatusName(c.status))
+        << ",\"reason\":" << JsonString(c.reason) << ",\"items\":[";
+    for (size_t j = 0; j < c.items.size(); ++j) {
+      const auto& item = c.items[j];
+      out << (j == 0 ? "" : ",") << "{\"subject\":" << JsonString(item.subject)
+          << ",\"status\":" << JsonString(StatusName(item.status))
+          << ",\"reason\":" << JsonString(item.reason) << "}";
+    }
+    out << "]}";
+  }
+  out << "\n],\"pass\":" << counts[0] << ",\"warn\":" << counts[1] << ",\"fail\":" << counts[2]
+      << "}\n";
+}
+
+}  // namespace
+
+int Doctor(const CliOptions& options, const ProcessEnv& env, std::ostream& out, std::ostream& err) {
+  CliNode node(options);
+  std::string error;
+  if (!node.Discover(&error)) {
+    err << "rdma_exporter: " << error << "\n";
+    return 1;
+  }
+  auto collectors =
+      node.MakeCollectors({"device", "port", "counters", "hw_counters", "pcie", "gid", "netdev",
+                           "ethtool", "dcb", "ecn", "roce_config", "verbs"});
+  SampleIndex before(node.Collect(collectors));
+  double sample = 0;
+  std::optional<SampleIndex> after;
+  if (options.sample_seconds > 0) {
+    auto start = std::chrono::steady_clock::now();
+    std::this_thread::sleep_for(std::chrono::duration<double>(options.sample_seconds));
+    after.emplace(node.Collect(collectors));
+    sample = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    // Reported rounded: the window is what was asked for, give or take the collection.
+    sample = std::round(sample * 10) / 10;
+  }
+  NodeView view{options, env, node, after ? *after : before, before, sample};
+  std::vector<Check> checks = {
+      KernelModules(view),  DriverFirmware(view),
+      UverbsDevices(view),  Memlock(view),
+      DevicesPresent(view), PortActive(view),
+      LinkLayer(view),      PortRateUniform(view),
+      PcieLink(view),       RoceV2Gid(view),
+      NetdevMtu(view),      Pfc(view),
+      TrustDscp(view),      Ecn(view),
+      PfcStorm(view),       ErrorCounters(view),
+  };
+  if (options.json) {
+    PrintJson(checks, out);
+  } else {
+    PrintText(checks, out);
+  }
+  for (const auto& c : checks) {
+    if (c.status == Status::kFail) return 1;
+  }
+  return 0;
+}
+
+}  // namespace rdma_exporter

@@ -1,0 +1,375 @@
+// show-gids, ibdev2netdev and show-counters: MLNX_OFED's helper scripts, from the exporter's
+// readers. Layouts follow the scripts (Mellanox/mlnx-tools sbin/show_gids, OFED ibdev2netdev,
+// show_counters) where operators parse them.
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cinttypes>
+#include <cstdio>
+#include <ostream>
+#include <thread>
+
+#include "cli.h"
+#include "hw_counters.h"
+#include "port_counters.h"
+#include "rdma_exporter/parse.h"
+
+namespace rdma_exporter {
+namespace {
+
+// show_gids: VER is `grep -o "[Vv].*"` of the type ("IB/RoCE v1" -> v1, "RoCE v2" -> v2).
+std::string GidVersion(const std::string& type) {
+  size_t v = type.find_first_of("vV");
+  return v == std::string::npos ? "" : type.substr(v);
+}
+
+// show_gids prints an IPv4 address for GIDs whose first group is 0000, from the last two groups
+// (::ffff:0a00:0001 -> 10.0.0.1). The GID is valid (checked by the gid collector).
+std::string GidIpv4(const std::string& gid) {
+  if (gid.size() != 39 || gid.compare(0, 4, "0000") != 0) return "";
+  auto octet = [&](size_t at) { return std::to_string(std::stoi(gid.substr(at, 2), nullptr, 16)); };
+  return octet(30) + "." + octet(32) + "." + octet(35) + "." + octet(37);
+}
+
+std::string ToString(unsigned __int128 v) {
+  std::string s;
+  do {
+    s.insert(s.begin(), static_cast<char>('0' + static_cast<int>(v % 10)));
+    v /= 10;
+  } while (v != 0);
+  return s;
+}
+
+std::string Fixed(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.*f", decimals, v);
+  return buf;
+}
+
+std::string PadRight(const std::string& s, size_t width) {
+  return s.size() >= width ? s : s + std::string(width - s.size(), ' ');
+}
+std::string PadLeft(const std::string& s, size_t width) {
+  return s.size() >= width ? s : std::string(width - s.size(), ' ') + s;
+}
+
+// Reads a one-line sysfs file; empty when unreadable.
+std::string ReadLine(SysfsReader& sysfs, const std::string& path, int* err = nullptr) {
+  std::string value;
+  int rc = sysfs.ReadFile(path, &value);
+  if (err != nullptr) *err = rc;
+  return rc == 0 ? std::string(Trim(value)) : std::string();
+}
+
+}  // namespace
+
+int ShowGids(const CliOptions& options, std::ostream& out, std::ostream& err) {
+  CliNode node(options);
+  std::string error;
+  if (!node.Discover(&error)) {
+    err << "rdma_exporter: " << error << "\n";
+    return 1;
+  }
+  SampleIndex samples(node.Collect(node.MakeCollectors({"gid"})));
+  const auto& gids = samples.All("rdma_gid_info");
+  if (options.json) {
+    out << "{\"gids\":[";
+    for (size_t i = 0; i < gids.size(); ++i) {
+      const auto& l = gids[i].labels;
+      out << (i == 0 ? "" : ",") << "\n  {\"device\":" << JsonString(l.at("device"))
+          << ",\"port\":" << l.at("port") << ",\"index\":" << l.at("index")
+          << ",\"gid\":" << JsonString(l.at("gid"))
+          << ",\"ipv4\":" << JsonString(GidIpv4(l.at("gid")))
+          << ",\"type\":" << JsonString(l.at("gid_type"))
+          << ",\"ver\":" << JsonString(GidVersion(l.at("gid_type")))
+          << ",\"netdev\":" << JsonString(l.at("netdev")) << "}";
+    }
+    out << "\n],\"n_gids_found\":" << gids.size() << "}\n";
+    return 0;
+  }
+  // Header and rows byte for byte as show_gids prints them (tabs, and two spaces after IPv4).
+  out << "DEV\tPORT\tINDEX\tGID\t\t\t\t\tIPv4  \t\tVER\tDEV\n"
+         "---\t----\t-----\t---\t\t\t\t\t------------  \t---\t---\n";
+  for (const auto& sample : gids) {
+    const auto& l = sample.labels;
+    const std::string& gid = l.at("gid");
+    std::string ipv4 = GidIpv4(gid);
+    out << l.at("device") << "\t" << l.at("port") << "\t" << l.at("index") << "\t" << gid << "\t"
+        << (ipv4.empty() ? "\t\t" : ipv4 + "  \t") << GidVersion(l.at("gid_type")) << "\t"
+        << l.at("netdev") << "\n";
+  }
+  out << "n_gids_found=" << gids.size() << "\n";
+  return 0;
+}
+
+int Ibdev2Netdev(const CliOptions& options, std::ostream& out, std::ostream& err) {
+  CliNode node(options);
+  std::string error;
+  if (!node.Discover(&error)) {
+    err << "rdma_exporter: " << error << "\n";
+    return 1;
+  }
+  SysfsReader& sysfs = node.sysfs();
+  bool first = true;
+  if (options.json) out << "[";
+  for (const auto& device : node.inventory().devices) {
+    std::string fw = ReadLine(sysfs, JoinPath(device.dir, "fw_ver"));
+    std::string board = ReadLine(sysfs, JoinPath(device.dir, "board_id"));
+    // ibdev2netdev prints the PCI device ID as MT<decimal> (0x101d -> MT4125).
+    std::string hca;
+    if (device.has_pci_link) {
+      if (auto id = ParseHex(ReadLine(sysfs, JoinPath(device.dir, "device/device")))) {
+        hca = "MT" + std::to_string(*id);
+      }
+    }
+    for (const auto& port : device.ports) {
+      // As the script: ports without a netdev are not listed.
+      if (port.netdev.empty()) continue;
+      int carrier_err = 0;
+      std::string carrier =
+          ReadLine(sysfs, JoinPath(JoinPath("class/net", port.netdev), "carrier"), &carrier_err);
+      // The script: Up when carrier reads 1; Down otherwise (EINVAL while admin down); NA
+      // without the file.
+      std::string link = carrier == "1" ? "Up" : carrier_err == ENOENT ? "NA" : "Down";
+      std::string state;
+      if (auto parsed = ParseNumberedName(ReadLine(sysfs, JoinPath(port.dir, "state")))) {
+        state = std::string(parsed->name);
+      }
+      if (options.json) {
+        out << (first ? "" : ",") << "\n  {\"device\":" << JsonString(device.name)
+            << ",\"port\":" << port.number << ",\"netdev\":" << JsonString(port.netdev)
+            << ",\"link\":" << JsonString(link) << ",\"state\":" << JsonString(state)
+            << ",\"link_layer\":" << JsonString(port.link_layer)
+            << ",\"pci_address\":" << JsonString(device.pci_address)
+            << ",\"hca\":" << JsonString(hca) << ",\"board_id\":" << JsonString(board)
+            << ",\"fw_ver\":" << JsonString(fw) << "}";
+      } else if (options.verbose) {
+        auto na = [](const std::string& s) { return s.empty() ? std::string("NA") : s; };
+        out << (device.pci_address.empty() ? "-" : device.pci_address) << " " << device.name << " ("
+            << na(hca) << " - " << na(board) << ") fw " << na(fw) << " port " << port.number << " ("
+            << PadRight(na(state), 6) << ") ==> " << port.netdev << " (" << link << ")\n";
+      } else {
+        out << device.name << " port " << port.number << " ==> " << port.netdev << " (" << link
+            << ")\n";
+      }
+      first = false;
+    }
+  }
+  if (options.json) out << (first ? "]\n" : "\n]\n");
+  return 0;
+}
+
+namespace {
+
+struct CounterValue {
+  std::string name;
+  uint64_t raw = 0;
+  unsigned scale = 1;  // 4 for PMA data counters (4-byte words)
+  unsigned width = 0;  // PMA IBTA width; 0 unknown
+  bool saturated = false;
+  bool wraps32 = false;  // mlx5 q-counter: 32-bit firmware value
+};
+
+struct CounterGroup {
+  std::string title;  // "counters", "hw_counters", "hw_counters (RDMA netlink, optional)"
+  std::vector<CounterValue> values;
+};
+
+struct CounterBlock {
+  std::string device;
+  std::optional<unsigned> port;  // nullopt: device-level hw_counters
+  std::string link_layer, netdev;
+  std::vector<CounterGroup> groups;
+};
+
+std::vector<CounterBlock> ReadCounters(CliNode& node) {
+  std::vector<CounterBlock> blocks;
+  CollectContext ctx = node.Context("show-counters");
+  KernelReaders& kernel = node.kernel();
+  kernel.BeginPoll();
+  for (const auto& device : node.inventory().devices) {
+    auto hw_group = [&](const std::string& dir, const std::string& title) {
+      CounterGroup group{title, {}};
+      for (const auto& [name, value] : ReadHwCounterDir(ctx, dir)) {
+        if (name == "lifespan") continue;  // the driver's cache time, not a counter
+        group.values.push_back(
+            {name, value, 1, 0, false, device.has_hca_type && IsMlx5QCounter(name)});
+      }
+      // Read in the driver's cheapest order, shown by name.
+      std::sort(group.values.begin(), group.values.end(),
+                [](const auto& a, const auto& b) { return a.name < b.name; });
+      return group;
+    };
+    for (const auto& port : device.ports) {
+      CounterBlock block{device.name, port.number, port.link_layer, port.netdev, {}};
+      CounterGroup pma{"counters", {}};
+      for (const auto& [file, reading] : ReadPmaCounters(ctx, port)) {
+        const PmaCounterSpec* spec = FindPmaCounter(file);
+        pma.values.push_back({file, reading.value, spec != nullptr ? unsigned(spec->scale) : 1u,
+                              reading.width, reading.saturated(), false});
+      }
+      if (!pma.values.empty()) block.groups.push_back(std::move(pma));
+      CounterGroup hw = hw_group(JoinPath(port.dir, "hw_counters"), "hw_counters");
+      // Optional counters only RDMA netlink reports (as the rdma_netlink collector: never the
+      // ones hw_counters/ already has).
+      std::vector<std::pair<std::string, uint64_t>> optional;
+      if (kernel.rdma_nl != nullptr && !hw.values.empty() &&
+          kernel.rdma_nl->ReadHwCounters(device.name, port.number, &optional) == 0) {
+        CounterGroup nl{"hw_counters (optional, RDMA netlink)", {}};
+        for (const auto& [name, value] : optional) {
+          bool in_sysfs = false;
+          for (const auto& v : hw.values)
+            in_sysfs = in_sysfs || v.name == name;
+          if (!in_sysfs) nl.values.push_back({name, value, 1, 0, false, false});
+        }
+        if (!hw.values.empty()) block.groups.push_back(std::move(hw));
+        if (!nl.values.empty()) block.groups.push_back(std::move(nl));
+      } else if (!hw.values.empty()) {
+        block.groups.push_back(std::move(hw));
+      }
+      blocks.push_back(std::move(block));
+    }
+    CounterGroup device_hw = hw_group(JoinPath(device.dir, "hw_counters"), "hw_counters");
+    if (!device_hw.values.empty()) {
+      blocks.push_back({device.name, std::nullopt, "", "", {std::move(device_hw)}});
+    }
+  }
+  node.sysfs().SweepUnused();
+  return blocks;
+}
+
+// Per-second rate of a counter between two reads; nullopt when it went down (cleared or reset).
+std::optional<double> Rate(const CounterValue& before, const CounterValue& after, double seconds) {
+  unsigned __int128 delta;
+  if (after.raw >= before.raw) {
+    delta = after.raw - before.raw;
+  } else if (after.wraps32 && before.raw <= UINT32_MAX) {
+    delta = (uint64_t{1} << 32) + after.raw - before.raw;  // 32-bit firmware counter wrapped
+  } else {
+    return std::nullopt;
+  }
+  return static_cast<double>(delta * before.scale) / seconds;
+}
+
+const CounterValue* FindValue(const std::vector<CounterBlock>& blocks, const CounterBlock& block,
+                              const CounterGroup& group, const std::string& name) {
+  for (const auto& b : blocks) {
+    if (b.device != block.device || b.port != block.port) continue;
+    for (const auto& g : b.groups) {
+      if (g.title != group.title) continue;
+      for (const auto& v : g.values) {
+        if (v.name == name) return &v;
+      }
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+int ShowCounters(const CliOptions& options, std::ostream& out, std::ostream& err) {
+  CliNode node(options);
+  std::string error;
+  if (!node.Discover(&error)) {
+    err << "rdma_exporter: " << error << "\n";
+    return 1;
+  }
+  std::vector<CounterBlock> before;
+  double seconds = 0;
+  if (options.interval_seconds) {
+    before = ReadCounters(node);
+    auto start = std::chrono::steady_clock::now();
+    std::this_thread::sleep_for(std::chrono::duration<double>(*options.interval_seconds));
+    seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+  std::vector<CounterBlock> blocks = ReadCounters(node);
+
+  size_t name_width = 24;
+  for (const auto& block : blocks) {
+    for (const auto& group : block.groups) {
+      for (const auto& v : group.values)
+        name_width = std::max(name_width, v.name.size());
+    }
+  }
+  bool first_block = true;
+  if (options.json) {
+    out << "{";
+    if (options.interval_seconds) out << "\"interval_seconds\":" << Fixed(seconds, 3) << ",";
+    out << "\"ports\":[";
+  }
+  for (const auto& block : blocks) {
+    if (options.json) {
+      out << (first_block ? "" : ",") << "\n  {\"device\":" << JsonString(block.device);
+      if (block.port) {
+        out << ",\"port\":" << *block.port << ",\"link_layer\":" << JsonString(block.link_layer)
+            << ",\"netdev\":" << JsonString(block.netdev);
+      } else {
+        out << ",\"port\":null";
+      }
+    } else {
+      out << (first_block ? "" : "\n") << block.device;
+      if (block.port) {
+        out << " port " << *block.port << " ("
+            << (block.link_layer.empty() ? "?" : block.link_layer)
+            << (block.netdev.empty() ? "" : ", " + block.netdev) << ")";
+      } else {
+        out << " device";
+      }
+      if (options.interval_seconds) out << ": per-second rates over " << Fixed(seconds, 2) << " s";
+      out << "\n";
+      if (block.groups.empty()) out << "  no counters\n";
+    }
+    first_block = false;
+    for (const auto& group : block.groups) {
+      if (options.json) {
+        std::string key = group.title == "counters"      ? "counters"
+                          : group.title == "hw_counters" ? "hw_counters"
+                                                         : "optional_hw_counters";
+        out << ",\"" << key << "\":{";
+      } else {
+        out << "  " << group.title << ":\n";
+      }
+      bool first_value = true;
+      for (const auto& v : group.values) {
+        unsigned __int128 shown = static_cast<unsigned __int128>(v.raw) * v.scale;
+        std::optional<double> rate;
+        const CounterValue* old = nullptr;
+        if (options.interval_seconds) {
+          old = FindValue(before, block, group, v.name);
+          if (old != nullptr) rate = Rate(*old, v, seconds);
+        }
+        if (options.json) {
+          out << (first_value ? "" : ",") << JsonString(v.name)
+              << ":{\"value\":" << ToString(shown);
+          if (v.scale != 1) out << ",\"raw\":" << v.raw << ",\"unit\":\"bytes\"";
+          if (v.width != 0) out << ",\"width\":" << v.width;
+          if (v.saturated) out << ",\"saturated\":true";
+          if (options.interval_seconds) {
+            out << ",\"rate\":" << (rate ? Fixed(*rate, 3) : std::string("null"));
+          }
+          out << "}";
+        } else {
+          std::string line = "    " + PadRight(v.name, name_width) + PadLeft(ToString(shown), 21);
+          if (options.interval_seconds) {
+            std::string r = old == nullptr ? "new" : rate ? Fixed(*rate, 1) : "reset";
+            line += PadLeft(r, 18) + (v.scale != 1 ? " B/s" : " /s");
+          } else if (v.scale != 1) {
+            line += " bytes";
+          }
+          if (v.saturated) {
+            line += "  SATURATED (" + std::to_string(v.width) +
+                    "-bit all-ones: stopped counting until cleared)";
+          }
+          out << line << "\n";
+        }
+        first_value = false;
+      }
+      if (options.json) out << "}";
+    }
+    if (options.json) out << "}";
+  }
+  if (options.json) out << (first_block ? "]}\n" : "\n]}\n");
+  return 0;
+}
+
+}  // namespace rdma_exporter
