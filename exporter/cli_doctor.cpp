@@ -276,8 +276,9 @@ Check UverbsDevices(NodeView& v) {
                      std::to_string(uverbs.size()) + " uverbs nodes for " +
                          std::to_string(devices) + " RDMA devices"});
   }
+  std::string list = opened.size() > 4 ? Count(opened.size(), "uverbs device node") : Join(opened);
   return Finish("uverbs_devices", std::move(items),
-                Join(opened) + " present and openable" + (mapped ? " (one per device)" : ""));
+                list + " present and openable" + (mapped ? " (one per device)" : ""));
 }
 
 Check Memlock(NodeView& v) {
@@ -391,7 +392,8 @@ Check PortRateUniform(NodeView& v) {
   // (a downgraded port slows every NCCL ring through it).
   struct Entry {
     std::string subject;
-    std::string rate;
+    std::string rate;  // "400 Gb/s 4X"
+    double speed;      // bytes per second, to break ties
   };
   std::map<std::string, std::vector<Entry>> groups;
   for (const auto& d : v.inventory().devices) {
@@ -403,19 +405,23 @@ Check PortRateUniform(NodeView& v) {
       auto width = v.now.Value("rdma_port_link_width_lanes", NodeView::Port(d, p));
       if (!state || *state != 4 || !rate || !width) continue;  // port_active reports those
       groups[type + " " + p.link_layer].push_back(
-          {d.name + "/" + std::to_string(p.number), RateText(*rate, *width)});
+          {d.name + "/" + std::to_string(p.number), RateText(*rate, *width), *rate});
     }
   }
   std::vector<Item> items;
   std::vector<std::string> parts;
   for (const auto& [group, entries] : groups) {
-    std::map<std::string, size_t> count;
-    for (const auto& e : entries)
-      ++count[e.rate];
-    auto common = std::max_element(count.begin(), count.end(), [](const auto& a, const auto& b) {
-                    return a.second < b.second;
-                  })->first;
-    parts.push_back(group + ": " + Count(count[common], "port") + " at " + common);
+    // The reference is the most common rate; on a tie the fastest (a downgrade only slows).
+    std::map<std::string, std::pair<size_t, double>> count;
+    for (const auto& e : entries) {
+      ++count[e.rate].first;
+      count[e.rate].second = e.speed;
+    }
+    std::string common =
+        std::max_element(count.begin(), count.end(), [](const auto& a, const auto& b) {
+          return a.second < b.second;
+        })->first;
+    parts.push_back(group + ": " + Count(count[common].first, "port") + " at " + common);
     for (const auto& e : entries) {
       if (e.rate == common) {
         items.push_back({e.subject, Status::kPass, e.rate});

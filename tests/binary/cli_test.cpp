@@ -1,0 +1,130 @@
+// The operator subcommands as processes on the live demo fabric (rdma_fabric_sim), as an
+// operator would run them: output, exit codes and wrong flags. Every process is stopped by PID.
+#include <gtest/gtest.h>
+
+#include <regex>
+#include <thread>
+
+#include "process.h"
+#include "test_util.h"
+
+namespace rdma_exporter::testing {
+namespace {
+
+const std::string kExporter = RDMA_EXPORTER_BIN;
+const std::string kSimulator = RDMA_FABRIC_SIM_BIN;
+
+// The simulator with a scenario, plus what a real node has and the simulator does not write:
+// the RDMA modules under sys/module and a /dev/infiniband with one uverbs node per device.
+class Demo {
+ public:
+  explicit Demo(const std::string& scenario) {
+    sim_ = std::make_unique<Process>(
+        std::vector<std::string>{kSimulator, "--root", dir_.path(), "--interval", "200ms",
+                                 "--scenario", scenario, "--fault-device", "mlx5_0"});
+    for (int i = 0; i < 400 && sim_->stderr_text().find("serving") == std::string::npos; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    }
+    EXPECT_NE(sim_->stderr_text().find("serving"), std::string::npos) << sim_->stderr_text();
+    for (const char* module : {"ib_core", "ib_uverbs", "rdma_ucm", "mlx5_core", "mlx5_ib"})
+      dir_.Write(std::string("sys/module/") + module + "/refcnt", "1\n");
+    for (int i = 0; i < 9; ++i)  // 8 PFs and the VF
+      dir_.Write("dev/infiniband/uverbs" + std::to_string(i), "");
+  }
+  ~Demo() { EXPECT_EQ(sim_->Stop(), 0); }
+
+  // Runs `rdma_exporter <args> --path.sysfs=... --path.fixtures=...`; returns the exit code.
+  int Run(std::vector<std::string> args, std::string* output) {
+    args.insert(args.begin(), kExporter);
+    args.push_back("--path.sysfs=" + dir_.path() + "/sys");
+    args.push_back("--path.fixtures=" + dir_.path() + "/fixtures");
+    if (args[1] == "doctor") args.push_back("--path.dev=" + dir_.path() + "/dev");
+    return RunCommand(args, output);
+  }
+
+ private:
+  TempDir dir_;
+  std::unique_ptr<Process> sim_;
+};
+
+std::string StatusOf(const std::string& out, const std::string& check) {
+  std::smatch m;
+  std::regex line("(^|\n)(PASS|WARN|FAIL)  " + check + " ");
+  return std::regex_search(out, m, line) ? m[2].str() : "";
+}
+
+TEST(BinaryCli, SubcommandsOnTheHealthyDemoFabric) {
+  Demo demo("healthy");
+  std::string out;
+  ASSERT_EQ(demo.Run({"show-gids"}, &out), 0) << out;
+  // RoCE PF mlx5_0: gids 0/1 fe80 v1/v2, 2/3 ::ffff:10.x.y.1 v1/v2 on ens1f0np0.
+  EXPECT_TRUE(std::regex_search(
+      out, std::regex("\nmlx5_0\t1\t3\t0000:0000:0000:0000:0000:ffff:0a[0-9a-f]{2}:[0-9a-f]{2}01\t"
+                      "10\\.[0-9]+\\.[0-9]+\\.1  \tv2\tens1f0np0\n")))
+      << out;
+  size_t rows = static_cast<size_t>(std::count(out.begin(), out.end(), '\n')) - 3;
+  EXPECT_NE(out.find("\nn_gids_found=" + std::to_string(rows) + "\n"), std::string::npos) << out;
+
+  ASSERT_EQ(demo.Run({"ibdev2netdev"}, &out), 0) << out;
+  EXPECT_NE(out.find("mlx5_0 port 1 ==> ens1f0np0 (Up)\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("mlx5_1 port 1 ==> ib0 (Up)\n"), std::string::npos) << out;
+  ASSERT_EQ(demo.Run({"ibdev2netdev", "-v"}, &out), 0) << out;
+  EXPECT_TRUE(
+      std::regex_search(out, std::regex("mlx5_0 \\(MT4129 - MT_0000000838\\) fw "
+                                        "28\\.39\\.1002 port 1 \\(ACTIVE\\) ==> ens1f0np0")))
+      << out;
+
+  // The simulator moves 1-5 GB/s per direction per port.
+  ASSERT_EQ(demo.Run({"show-counters", "mlx5_0", "--interval=0.6"}, &out), 0) << out;
+  std::smatch m;
+  ASSERT_TRUE(
+      std::regex_search(out, m, std::regex("\n    port_xmit_data +[0-9]+ +([0-9.]+) B/s\n")))
+      << out;
+  EXPECT_GT(std::stod(m[1]), 1e8);
+
+  int code = demo.Run({"doctor", "--sample=0.5", "--nccl.ib-tc=106"}, &out);
+  for (const char* check :
+       {"kernel_modules", "uverbs_devices", "devices_present", "port_active", "port_rate_uniform",
+        "pcie_link", "roce_v2_gid", "netdev_mtu", "pfc", "trust_dscp", "ecn"}) {
+    EXPECT_EQ(StatusOf(out, check), "PASS") << check << "\n" << out;
+  }
+  EXPECT_EQ(StatusOf(out, "link_layer"), "WARN");  // the demo mixes InfiniBand and RoCE HCAs
+  // memlock depends on who runs the test (root has CAP_IPC_LOCK); the exit code follows the lines.
+  bool failed = std::regex_search(out, std::regex("(^|\n)FAIL  "));
+  EXPECT_EQ(code, failed ? 1 : 0) << out;
+  EXPECT_NE(out.find("\ndoctor: 16 checks, "), std::string::npos);
+
+  ASSERT_EQ(demo.Run({"show-gids", "--json", "mlx5_0"}, &out), 0);
+  EXPECT_NE(out.find("\"n_gids_found\":4}"), std::string::npos) << out;
+}
+
+TEST(BinaryCli, DoctorFailsOnTheMisconfiguredDemo) {
+  Demo demo("misconfig");
+  std::string out;
+  EXPECT_EQ(demo.Run({"doctor", "--sample=0", "--nccl.ib-tc=106", "--json"}, &out), 1);
+  EXPECT_NE(out.find("{\"check\":\"trust_dscp\",\"status\":\"FAIL\""), std::string::npos) << out;
+  EXPECT_NE(out.find("{\"check\":\"netdev_mtu\",\"status\":\"FAIL\""), std::string::npos);
+  EXPECT_NE(out.find("{\"check\":\"roce_v2_gid\",\"status\":\"FAIL\""), std::string::npos);
+}
+
+TEST(BinaryCli, WrongFlagsExitTwoWithOneLine) {
+  for (std::vector<std::string> args : {std::vector<std::string>{"doctor", "--bogus"},
+                                        {"show-counters", "--interval=-1"},
+                                        {"ibdev2netdev", "-x"},
+                                        {"show-gids", "--path.sysfs"}}) {
+    args.insert(args.begin(), kExporter);
+    std::string output;
+    EXPECT_EQ(RunCommand(args, &output), 2) << args[1];
+    EXPECT_EQ(std::count(output.begin(), output.end(), '\n'), 1) << output;
+    EXPECT_EQ(output.rfind("rdma_exporter: " + args[1] + ": ", 0), 0u) << output;
+  }
+  std::string output;
+  EXPECT_EQ(RunCommand({kExporter, "show-gids", "--path.sysfs=/nonexistent"}, &output), 0);
+  EXPECT_EQ(output, std::string("DEV\tPORT\tINDEX\tGID\t\t\t\t\tIPv4  \t\tVER\tDEV\n") +
+                        "---\t----\t-----\t---\t\t\t\t\t------------  \t---\t---\n" +
+                        "n_gids_found=0\n");
+  EXPECT_EQ(RunCommand({kExporter, "doctor", "--help"}, &output), 0);
+}
+
+}  // namespace
+}  // namespace rdma_exporter::testing

@@ -1,0 +1,407 @@
+// doctor: golden output on the fixture trees, a healthy simulated RoCE node that passes, and each
+// check failing on a node made to fail it (simulator scenarios or edited copies).
+#include <gtest/gtest.h>
+
+#include <sys/stat.h>
+
+#include <chrono>
+#include <filesystem>
+#include <regex>
+#include <sstream>
+#include <thread>
+
+#include "cli.h"
+#include "cli_test_util.h"
+#include "fabric_sim.h"
+#include "test_util.h"
+
+namespace fs = std::filesystem;
+
+namespace rdma_exporter::testing {
+namespace {
+
+const ProcessEnv kUnlimited{std::nullopt, false};
+
+CliRun RunDoctor(const std::vector<std::string>& args, const ProcessEnv& env = kUnlimited) {
+  std::vector<std::string> all = {"doctor"};
+  all.insert(all.end(), args.begin(), args.end());
+  CliOptions options;
+  std::string error;
+  CliRun run;
+  if (!ParseCliArgs(all, &options, &error)) {
+    run.err = error;
+    return run;
+  }
+  std::ostringstream out, err;
+  run.code = Doctor(options, env, out, err);
+  run.out = out.str();
+  run.err = err.str();
+  return run;
+}
+
+// The status word (PASS/WARN/FAIL) of a check's line, "" if the check is missing.
+std::string StatusOf(const std::string& out, const std::string& check) {
+  std::smatch m;
+  std::regex line("(^|\n)(PASS|WARN|FAIL)  " + check + " +([^\n]*)");
+  return std::regex_search(out, m, line) ? m[2].str() : "";
+}
+std::string ReasonOf(const std::string& out, const std::string& check) {
+  std::smatch m;
+  std::regex line("(^|\n)(PASS|WARN|FAIL)  " + check + " +([^\n]*)");
+  return std::regex_search(out, m, line) ? m[3].str() : "";
+}
+
+// Lines of a status (the summary line does not count).
+size_t Lines(const std::string& out, const std::string& status) {
+  std::regex line("(^|\n)" + status + "  ");
+  auto it = std::sregex_iterator(out.begin(), out.end(), line);
+  return static_cast<size_t>(std::distance(it, std::sregex_iterator()));
+}
+
+// A /dev with n uverbs nodes (plain files: opening them is what the check does).
+class DevDir {
+ public:
+  explicit DevDir(int n) {
+    for (int i = 0; i < n; ++i)
+      dir_.Write("infiniband/uverbs" + std::to_string(i), "");
+  }
+  std::string flag() const { return "--path.dev=" + dir_.path(); }
+  const TempDir& dir() const { return dir_; }
+
+ private:
+  TempDir dir_;
+};
+
+TEST(CliDoctor, Mlx5RoceFixtureGolden) {
+  DevDir dev(3);
+  CliRun run =
+      RunDoctor({"--path.sysfs=" + FixturePath("mlx5-roce"), "--path.fixtures=" + FixturePath(""),
+                 "--nccl.ib-tc=106", "--sample=0", dev.flag()});
+  EXPECT_EQ(run.code, 1) << run.err;
+  // Hand-checked against tests/fixtures/README.md and the dcb/ethtool captures:
+  // mlx5_2's state file is garbage and phys_state Polling; its PCIe link is 8 GT/s x8 of 16 x16;
+  // all three netdevs have MTU 1500; the VF and mlx5_2 have only zero GIDs; ens2f0np0 trusts
+  // PCP; ens1f0np0 has PFC on 3 with the default DSCP map (TC 106 -> DSCP 26 -> priority 3);
+  // its ethtool capture counts 3 storm warnings and 1 error; symbol_error and link_downed sit
+  // at their all-ones values.
+  EXPECT_EQ(StatusOf(run.out, "port_active"), "FAIL");
+  EXPECT_EQ(ReasonOf(run.out, "port_active"),
+            "mlx5_2/1 (ens2f0np0): state unreadable, phys_state Polling");
+  EXPECT_EQ(ReasonOf(run.out, "pcie_link"),
+            "mlx5_2 (0000:5e:00.0): PCIe 8 GT/s x8, capable of 16 GT/s x16 (downtrained: reseat "
+            "or check the slot/riser)");
+  EXPECT_EQ(StatusOf(run.out, "pfc"), "WARN");  // only mlx5_2 (PCP trust) cannot be checked
+  EXPECT_EQ(ReasonOf(run.out, "pfc").rfind("mlx5_2/1 (ens2f0np0): PFC on priorities 3;", 0), 0u);
+  EXPECT_EQ(StatusOf(run.out, "trust_dscp"), "FAIL");
+  EXPECT_EQ(StatusOf(run.out, "netdev_mtu"), "FAIL");
+  EXPECT_NE(ReasonOf(run.out, "roce_v2_gid").find("mlx5_1/1 (ens1f0v0), mlx5_2/1 (ens2f0np0)"),
+            std::string::npos);
+  EXPECT_EQ(ReasonOf(run.out, "pfc_storm"),
+            "mlx5_0/1 (ens1f0np0): 3 warning and 1 error pause-storm events since the driver "
+            "loaded, none during the sample");
+  EXPECT_NE(ReasonOf(run.out, "error_counters").find("mlx5_0/1: link_downed saturated"),
+            std::string::npos);
+  EXPECT_EQ(ReasonOf(run.out, "uverbs_devices"), "uverbs0, uverbs1, uverbs2 present and openable");
+  ExpectGolden("doctor-mlx5-roce.txt", run.out);
+}
+
+TEST(CliDoctor, Mlx5IbFixtureGolden) {
+  DevDir dev(3);
+  CliRun run = RunDoctor({"--path.sysfs=" + FixturePath("mlx5-ib"), "--sample=0", dev.flag()});
+  EXPECT_EQ(run.code, 1);
+  EXPECT_EQ(ReasonOf(run.out, "port_active"), "mlx5_2/12: state DOWN, phys_state Disabled");
+  // The 11 multi-plane ports run 200 Gb/s 1X, the two CX-7 ports 400 Gb/s 4X: different HCA
+  // types, so both groups are uniform.
+  EXPECT_EQ(StatusOf(run.out, "port_rate_uniform"), "PASS");
+  EXPECT_EQ(StatusOf(run.out, "roce_v2_gid"), "PASS");  // no RoCE ports
+  ExpectGolden("doctor-mlx5-ib.txt", run.out);
+}
+
+TEST(CliDoctor, RxeCaptureGolden) {
+  DevDir dev(2);
+  CliRun run = RunDoctor({"--path.sysfs=" + RxeCaptureSysfs(), "--path.fixtures=" + FixturePath(""),
+                          "--sample=0", dev.flag()});
+  EXPECT_EQ(run.code, 1);
+  // rxe needs rdma_rxe, not the mlx5 modules; uverbs0/1 map to rxe0/rxe1 through
+  // class/infiniband_verbs; eth0/eth1 have no DCB (dcb/eth0 = unsupported).
+  EXPECT_NE(ReasonOf(run.out, "kernel_modules").find("rdma_rxe: not loaded"), std::string::npos);
+  EXPECT_EQ(ReasonOf(run.out, "kernel_modules").find("mlx5"), std::string::npos);
+  EXPECT_EQ(ReasonOf(run.out, "uverbs_devices"),
+            "uverbs0, uverbs1 present and openable (one per device)");
+  EXPECT_EQ(ReasonOf(run.out, "pfc"),
+            "rxe0/1 (eth0), rxe1/1 (eth1): the netdev has no DCB (not a lossless-capable NIC)");
+  ExpectGolden("doctor-rxe-capture.txt", run.out);
+}
+
+TEST(CliDoctor, JsonListsItemsAndCounts) {
+  DevDir dev(3);
+  CliRun run =
+      RunDoctor({"--path.sysfs=" + FixturePath("mlx5-ib"), "--sample=0", "--json", dev.flag()});
+  EXPECT_EQ(run.code, 1);
+  EXPECT_NE(run.out.find("{\"check\":\"port_active\",\"status\":\"FAIL\",\"reason\":\"mlx5_2/12: "
+                         "state DOWN, phys_state Disabled\",\"items\":[{\"subject\":\"mlx5_0/1 "
+                         "(ib0)\",\"status\":\"PASS\",\"reason\":\"ACTIVE/LinkUp\"}"),
+            std::string::npos)
+      << run.out;
+  EXPECT_TRUE(std::regex_search(run.out, std::regex("\"pass\":14,\"warn\":0,\"fail\":2}\n$")))
+      << run.out;
+}
+
+// A simulated RoCE node (2 ConnectX-7 PFs) with the modules loaded and /dev/infiniband.
+class SimNode {
+ public:
+  explicit SimNode(const std::string& scenario = "healthy",
+                   SimConfig::LinkLayer link_layer = SimConfig::LinkLayer::Roce) {
+    SimConfig config;
+    config.root = dir_.path();
+    config.devices = 2;
+    config.vfs = 0;
+    config.link_layer = link_layer;
+    config.scenario = scenario;
+    config.fault_device = "mlx5_0";
+    sim_ = std::make_unique<FabricSim>(config);
+    std::string error;
+    EXPECT_TRUE(sim_->WriteInitialTree(&error)) << error;
+    for (const char* module : {"ib_core", "ib_uverbs", "rdma_ucm", "mlx5_core", "mlx5_ib"})
+      dir_.Write(std::string("sys/module/") + module + "/refcnt", "1\n");
+    dir_.Write("dev/infiniband/uverbs0", "");
+    dir_.Write("dev/infiniband/uverbs1", "");
+  }
+  void Tick(int n) {
+    std::string error;
+    for (int i = 0; i < n; ++i)
+      ASSERT_TRUE(sim_->Tick(&error)) << error;
+  }
+  // Ticks every 100 ms while the doctor samples for 0.5 s.
+  CliRun RunSampled(std::vector<std::string> extra = {}) {
+    std::thread ticker([&] {
+      for (int i = 0; i < 6; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        Tick(1);
+      }
+    });
+    extra.push_back("--sample=0.5");
+    CliRun run = Run(extra);
+    ticker.join();
+    return run;
+  }
+  CliRun Run(std::vector<std::string> extra = {}, const ProcessEnv& env = kUnlimited) {
+    std::vector<std::string> args = {"--path.sysfs=" + sim_->sysfs_root(),
+                                     "--path.fixtures=" + sim_->fixtures_root(),
+                                     "--path.dev=" + dir_.path() + "/dev", "--nccl.ib-tc=106"};
+    bool sample = false;
+    for (const auto& e : extra)
+      sample = sample || e.rfind("--sample", 0) == 0;
+    if (!sample) args.push_back("--sample=0");
+    args.insert(args.end(), extra.begin(), extra.end());
+    return RunDoctor(args, env);
+  }
+  const TempDir& dir() const { return dir_; }
+  // The PF netdev of mlx5_0 port 1 in the simulator's layout.
+  std::string netdev_dir() const { return "sys/class/net/ens1f0np0/"; }
+
+ private:
+  TempDir dir_;
+  std::unique_ptr<FabricSim> sim_;
+};
+
+TEST(CliDoctor, HealthySimulatedRoceNodePassesEveryCheck) {
+  SimNode node;
+  CliRun run = node.Run();
+  EXPECT_EQ(run.code, 0) << run.out;
+  EXPECT_EQ(Lines(run.out, "FAIL"), 0u) << run.out;
+  EXPECT_EQ(Lines(run.out, "WARN"), 0u) << run.out;
+  EXPECT_EQ(Lines(run.out, "PASS"), 16u) << run.out;
+  EXPECT_EQ(ReasonOf(run.out, "pfc"), "PFC on the NCCL priority only on all 2 RoCE PF ports");
+  EXPECT_EQ(ReasonOf(run.out, "port_rate_uniform"), "MT4129 Ethernet: 2 ports at 400 Gb/s 4X");
+  EXPECT_NE(run.out.find("doctor: 16 checks, 16 PASS, 0 WARN, 0 FAIL\n"), std::string::npos);
+}
+
+TEST(CliDoctor, MissingKernelModuleFails) {
+  SimNode node;
+  fs::remove_all(node.dir().path() + "/sys/module/mlx5_ib");
+  fs::remove_all(node.dir().path() + "/sys/module/rdma_ucm");
+  CliRun run = node.Run();
+  EXPECT_EQ(run.code, 1);
+  EXPECT_EQ(ReasonOf(run.out, "kernel_modules"),
+            "mlx5_ib: not loaded: RDMA on ConnectX; rdma_ucm: not loaded: librdmacm for "
+            "perftest -R, UCX, rping");
+}
+
+TEST(CliDoctor, FirmwareMismatchWithinOneHcaTypeWarns) {
+  SimNode node;
+  node.dir().Write("sys/class/infiniband/mlx5_1/fw_ver", "28.36.1010\n");
+  CliRun run = node.Run();
+  EXPECT_EQ(run.code, 0);
+  EXPECT_EQ(StatusOf(run.out, "driver_firmware"), "WARN");
+  EXPECT_NE(ReasonOf(run.out, "driver_firmware")
+                .find("different firmware on one HCA type: 28.36.1010 on mlx5_1, 28.39.1002 on "
+                      "mlx5_0"),
+            std::string::npos);
+}
+
+TEST(CliDoctor, MissingOrUnopenableUverbsFails) {
+  SimNode node;
+  fs::remove(node.dir().path() + "/dev/infiniband/uverbs1");
+  fs::create_directory(node.dir().path() + "/dev/infiniband/uverbs1");  // open(O_RDWR): EISDIR
+  CliRun run = node.Run();
+  EXPECT_EQ(run.code, 1);
+  EXPECT_NE(ReasonOf(run.out, "uverbs_devices").find("uverbs1: cannot open: Is a directory"),
+            std::string::npos);
+  fs::remove_all(node.dir().path() + "/dev/infiniband");
+  run = node.Run();
+  EXPECT_NE(
+      ReasonOf(run.out, "uverbs_devices").find("No such file or directory (a container needs"),
+      std::string::npos);
+}
+
+TEST(CliDoctor, MemlockLimitBelow512MiBFailsAboveWarnsCapIpcLockPasses) {
+  SimNode node;
+  CliRun low = node.Run({}, ProcessEnv{uint64_t{8} << 20, false});
+  EXPECT_EQ(low.code, 1);
+  EXPECT_EQ(StatusOf(low.out, "memlock"), "FAIL");
+  EXPECT_NE(ReasonOf(low.out, "memlock").find("8 MiB < 512 MiB"), std::string::npos);
+  EXPECT_NE(ReasonOf(low.out, "memlock").find("unhandled system error"), std::string::npos);
+  CliRun high = node.Run({}, ProcessEnv{uint64_t{1} << 30, false});
+  EXPECT_EQ(StatusOf(high.out, "memlock"), "WARN");
+  EXPECT_EQ(high.code, 0);
+  CliRun cap = node.Run({}, ProcessEnv{uint64_t{64} << 10, true});
+  EXPECT_EQ(ReasonOf(cap.out, "memlock"),
+            "CAP_IPC_LOCK: the locked-memory limit (64 KiB) does not apply");
+}
+
+TEST(CliDoctor, NoDevicesFails) {
+  SimNode node;
+  CliRun run = node.Run({"--device-include=nomatch"});
+  EXPECT_EQ(run.code, 1);
+  EXPECT_EQ(StatusOf(run.out, "devices_present"), "FAIL");
+}
+
+TEST(CliDoctor, LinkDownFailsPortActive) {
+  SimNode node("link-down");
+  node.Tick(3);
+  CliRun run = node.Run();
+  EXPECT_EQ(run.code, 1);
+  EXPECT_EQ(ReasonOf(run.out, "port_active"),
+            "mlx5_0/1 (ens1f0np0): state DOWN, phys_state Disabled");
+}
+
+TEST(CliDoctor, MixedLinkLayersWarn) {
+  SimNode node("healthy", SimConfig::LinkLayer::Mixed);
+  CliRun run = node.Run();
+  EXPECT_EQ(StatusOf(run.out, "link_layer"), "WARN");
+  EXPECT_NE(ReasonOf(run.out, "link_layer").find("InfiniBand and RoCE ports mixed"),
+            std::string::npos);
+}
+
+TEST(CliDoctor, DowngradedPortFailsRateUniformity) {
+  SimNode node("downgrade");
+  node.Tick(3);
+  CliRun run = node.Run();
+  EXPECT_EQ(ReasonOf(run.out, "port_rate_uniform"),
+            "mlx5_0/1: 200 Gb/s 2X, the other MT4129 Ethernet ports run 400 Gb/s 4X");
+  EXPECT_EQ(run.code, 1);
+}
+
+TEST(CliDoctor, DowntrainedPcieFails) {
+  SimNode node("pcie-downtrain");
+  node.Tick(3);
+  CliRun run = node.Run();
+  EXPECT_EQ(StatusOf(run.out, "pcie_link"), "FAIL");
+  EXPECT_NE(ReasonOf(run.out, "pcie_link").find("PCIe 16 GT/s x8, capable of 32 GT/s x16"),
+            std::string::npos);
+}
+
+TEST(CliDoctor, MissingRoceV2GidFails) {
+  SimNode node("no-rocev2-gid");
+  CliRun run = node.Run();
+  EXPECT_EQ(run.code, 1);
+  EXPECT_EQ(
+      ReasonOf(run.out, "roce_v2_gid").rfind("mlx5_0/1 (ens1f0np0): no routable RoCE v2 GID", 0),
+      0u);
+}
+
+TEST(CliDoctor, SmallMtuFails) {
+  SimNode node("mtu");
+  CliRun run = node.Run();
+  EXPECT_EQ(ReasonOf(run.out, "netdev_mtu"),
+            "mlx5_0/1 (ens1f0np0): MTU 1500 < 4200: the RoCE path MTU cannot reach 4096 (raise "
+            "the netdev MTU)");
+  // --roce.min-mtu raises the bar for the healthy port too (9000 < 9100).
+  CliRun strict = node.Run({"--roce.min-mtu=9100"});
+  EXPECT_NE(ReasonOf(strict.out, "netdev_mtu").find("mlx5_1/1 (ens2f0np0): MTU 9000 < 9100"),
+            std::string::npos);
+}
+
+TEST(CliDoctor, PfcOffFailsAndPfcOnOtherPrioritiesWarns) {
+  SimNode off("pfc-off");
+  CliRun run = off.Run();
+  EXPECT_EQ(run.code, 1);
+  EXPECT_NE(ReasonOf(run.out, "pfc").find("PFC off on NCCL priority 3 (PFC on: none)"),
+            std::string::npos);
+  SimNode extra;
+  std::string dcb = extra.dir().path() + "/fixtures/dcb/ens1f0np0";
+  std::ifstream in(dcb);
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string edited = std::regex_replace(text.str(), std::regex("0:off"), "0:on");
+  extra.dir().Write("fixtures/dcb/ens1f0np0", edited);
+  run = extra.Run();
+  EXPECT_EQ(ReasonOf(run.out, "pfc"),
+            "mlx5_0/1 (ens1f0np0): PFC on priorities 0,3, not only on NCCL priority 3");
+  EXPECT_EQ(run.code, 0);
+  // Without --nccl.ib-tc the priority is unknown: a warning that says so.
+  CliOptions options;
+  std::string error;
+  ASSERT_TRUE(ParseCliArgs({"doctor", "--path.sysfs=" + extra.dir().path() + "/sys",
+                            "--path.fixtures=" + extra.dir().path() + "/fixtures", "--sample=0"},
+                           &options, &error));
+  std::ostringstream out, err;
+  Doctor(options, kUnlimited, out, err);
+  EXPECT_NE(ReasonOf(out.str(), "pfc").find("give --nccl.ib-tc"), std::string::npos);
+}
+
+TEST(CliDoctor, PcpTrustFailsTrustDscp) {
+  SimNode node("misconfig");
+  CliRun run = node.Run();
+  EXPECT_EQ(StatusOf(run.out, "trust_dscp"), "FAIL");
+  EXPECT_EQ(ReasonOf(run.out, "trust_dscp").rfind("mlx5_0/1 (ens1f0np0): trust pcp", 0), 0u);
+}
+
+TEST(CliDoctor, EcnOffOnTheNcclPriorityFails) {
+  SimNode node;
+  node.dir().Write(node.netdev_dir() + "ecn/roce_np/enable/3", "0\n");
+  CliRun run = node.Run();
+  EXPECT_EQ(run.code, 1);
+  EXPECT_EQ(ReasonOf(run.out, "ecn"),
+            "mlx5_0/1 (ens1f0np0): ECN np off on NCCL priority 3: no DCQCN congestion control, "
+            "PFC pauses instead");
+}
+
+TEST(CliDoctor, PfcStormDuringTheSampleFails) {
+  SimNode node("pfc-storm");
+  node.Tick(4);  // storm warning events from tick 2, errors from tick 4
+  CliRun before = node.Run();
+  EXPECT_EQ(StatusOf(before.out, "pfc_storm"), "WARN") << before.out;
+  CliRun run = node.RunSampled();
+  EXPECT_EQ(run.code, 1);
+  std::string reason = ReasonOf(run.out, "pfc_storm");
+  EXPECT_TRUE(std::regex_search(reason, std::regex("pause-storm events in the last 0\\.[5-9] s"))) << reason;
+  // 50-80 % of each simulated second paused on priority 3 (ticks of 1 s every 100 ms: more).
+  EXPECT_NE(reason.find("priority 3 tx paused"), std::string::npos) << reason;
+}
+
+TEST(CliDoctor, RisingErrorCountersWarnAndALinkFlapFails) {
+  SimNode errors("symbol-errors");
+  CliRun run = errors.RunSampled();
+  EXPECT_EQ(StatusOf(run.out, "error_counters"), "WARN") << run.out;
+  EXPECT_NE(ReasonOf(run.out, "error_counters").find("mlx5_0/1: symbol_errors +"),
+            std::string::npos);
+  SimNode flap("flap");
+  run = flap.RunSampled();
+  EXPECT_EQ(StatusOf(run.out, "error_counters"), "FAIL") << run.out;
+  EXPECT_NE(ReasonOf(run.out, "error_counters").find("netdev_carrier_down"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace rdma_exporter::testing
