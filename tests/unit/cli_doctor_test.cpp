@@ -386,7 +386,8 @@ TEST(CliDoctor, PfcStormDuringTheSampleFails) {
   CliRun run = node.RunSampled();
   EXPECT_EQ(run.code, 1);
   std::string reason = ReasonOf(run.out, "pfc_storm");
-  EXPECT_TRUE(std::regex_search(reason, std::regex("pause-storm events in the last 0\\.[5-9] s"))) << reason;
+  EXPECT_TRUE(std::regex_search(reason, std::regex("pause-storm events in the last 0\\.[5-9] s")))
+      << reason;
   // 50-80 % of each simulated second paused on priority 3 (ticks of 1 s every 100 ms: more).
   EXPECT_NE(reason.find("priority 3 tx paused"), std::string::npos) << reason;
 }
