@@ -29,8 +29,7 @@ bool IsMlx5QCounter(std::string_view name);
 // Every file of a hw_counters/ directory (lifespan included) with its value, read in the order
 // that costs mlx5 the fewest firmware commands. Unreadable or malformed files are reported
 // through ctx and left out; a missing directory is not an error (*listed says whether the
-// directory could be listed). Shared by the collector and the
-// show-counters command.
+// directory could be listed). Shared by the collector and the show-counters command.
 std::vector<std::pair<std::string, uint64_t>> ReadHwCounterDir(CollectContext& ctx,
                                                                const std::string& dir,
                                                                bool* listed = nullptr);
