@@ -11,6 +11,9 @@ add_test(NAME deploy.systemd
                  $<TARGET_FILE:rdma_exporter> ${CMAKE_CURRENT_BINARY_DIR}/deploy-systemd)
 set_tests_properties(deploy.systemd PROPERTIES LABELS deploy TIMEOUT 60)
 
-# The Debian package test (tests/deploy/deb_test.sh SOURCE_DIR BUILD_DIR WORK_DIR, root: cpack,
-# lintian, dpkg -i, run the installed binary, dpkg -r) is run by hand for now: it is not yet
-# verified with the OpenSSL shims of exporter/tls_shim in the package.
+# Debian package (root): cpack, lintian, dpkg -i, run the installed binary, dpkg -r.
+add_test(NAME deploy.deb
+         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/deploy/deb_test.sh ${CMAKE_SOURCE_DIR}
+                 ${CMAKE_BINARY_DIR} ${CMAKE_CURRENT_BINARY_DIR}/deploy-deb)
+set_tests_properties(deploy.deb PROPERTIES LABELS deploy TIMEOUT 300 SKIP_RETURN_CODE 77
+                                           ENVIRONMENT "CPACK=${CMAKE_CPACK_COMMAND}")
