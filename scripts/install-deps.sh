@@ -22,8 +22,9 @@ TEST_PACKAGES=(
   # tests: promtool (prometheus); rules, dashboards and the end-to-end test (tests/rules,
   # tests/e2e): jsonnet generates dashboards/out, Prometheus and Alertmanager run the pipeline
   prometheus prometheus-alertmanager jsonnet
-  # hardening tests: test certificates (openssl CLI)
-  openssl
+  # hardening tests: test certificates (openssl CLI); fuzzing (scripts/sanitize.sh): clang with
+  # its ASan/UBSan/libFuzzer runtimes (libclang_rt.fuzzer is in libclang-rt-14-dev on Debian 12)
+  openssl clang libclang-rt-14-dev
   # kernel tests: network namespaces and veth pairs; ethtool to cross-check the ioctl reader
   iproute2 ethtool
   # VM tier (tests/vm): Debian's kernel under qemu with Soft-RoCE; the initramfs is built from

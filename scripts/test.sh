@@ -8,3 +8,6 @@ cd "$(dirname "$0")/.."
 ./scripts/check-format.sh
 cd build
 ctest --output-on-failure -j"$(nproc)" --timeout 300
+# Fuzzing tier (clang, ASan+UBSan): a separate build of only the fuzz targets.
+cd ..
+./scripts/sanitize.sh

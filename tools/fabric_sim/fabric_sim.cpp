@@ -369,6 +369,8 @@ enum class EffectKind {
   kNoRoceV2Gid,  // the RoCE v2 entries of the GID table are deleted (zero GID, no types/ndevs)
   kRoceOnly,     // marker: the fault device must be a RoCE PF; an InfiniBand (or VF) fault
                  // device is replaced by the first RoCE PF
+  kChurn,        // hot-plug churn, a 4-tick cycle: fault device (and VFs) removed; back
+                 // (counters reset); files swapped for malformed ones; VFs and last port gone
 };
 
 constexpr int kForever = -1;
@@ -453,6 +455,10 @@ const std::vector<Scenario>& Scenarios() {
       {"vanish",
        "fault device disappears at tick 3 and comes back (counters reset) at tick 6",
        {{K::kVanish, nullptr, 3, 6, 0, 0}}},
+      {"churn",
+       "every 4 ticks from tick 1: fault device and VFs removed, re-added, files malformed, "
+       "VFs and last port removed (robustness tests)",
+       {{K::kChurn, nullptr, 1, kForever, 0, 0}}},
       // RoCE lossless-fabric faults. The fault device must be a RoCE PF (kRoceOnly).
       {"pfc-storm",
        "RoCE port*: PFC pause storm on priority 3 (tx pause 50-80% of the time), storm "
@@ -1321,6 +1327,9 @@ struct FabricSim::State {
         case EffectKind::kVanish:
           s.present = false;
           break;
+        case EffectKind::kChurn:
+          if ((t - static_cast<uint64_t>(e.from)) % 4 == 0) s.present = false;
+          break;
         case EffectKind::kPfcMask:
           s.pfc_mask = static_cast<uint8_t>(e.lo);
           break;
@@ -1483,7 +1492,47 @@ struct FabricSim::State {
         }
       }
     }
-    return RenderAll(error);
+    if (!RenderAll(error)) return false;
+    return Churn(error);
+  }
+
+  // The "churn" scenario's steps that the renderer undoes on the next tick: malformed files
+  // (rewritten with good content next tick, as the writer sees the content differ) and the VFs
+  // and the last port removed (re-created when the device returns).
+  bool Churn(std::string* error) {
+    if (fault_index < 0 || scenario == nullptr) return true;
+    const Effect* churn = nullptr;
+    for (const Effect& e : scenario->effects)
+      if (e.kind == EffectKind::kChurn && InRange(e, tick)) churn = &e;
+    Device& f = devices[static_cast<size_t>(fault_index)];
+    if (churn == nullptr || !f.present) return true;
+    const uint64_t phase = (tick - static_cast<uint64_t>(churn->from)) % 4;
+    const std::string port = IbRel(f) + "/ports/" + std::to_string(f.ports[0].num);
+    if (phase == 2) {
+      const std::pair<const char*, const char*> kBad[] = {
+          {"/counters/port_rcv_data", "garbage\n"},
+          {"/counters/symbol_error", "-1\n"},
+          {"/state", ""},
+          {"/phys_state", "9: Weird\n"},
+          {"/rate", "fast (no lanes)\n"},
+          {"/hw_counters/out_of_buffer", "1e99\n"},
+          {"/gids/0", "zz:zz\n"},
+          {"/lid", "0xZZ\n"},
+          {"/link_layer", "\xff\xfe\n"},
+          {"/counters/port_xmit_data", "99999999999999999999999\n"}};
+      for (const auto& [rel, content] : kBad) {
+        if (writer.HasFile(port + rel) && !writer.File(port + rel, content, error)) return false;
+      }
+    } else if (phase == 3) {
+      for (int v : f.vf_devices) {
+        if (!RemoveDevice(devices[static_cast<size_t>(v)], error)) return false;
+      }
+      if (f.ports.size() > 1 &&
+          !writer.Remove(IbRel(f) + "/ports/" + std::to_string(f.ports.back().num), error)) {
+        return false;
+      }
+    }
+    return true;
   }
 
   // ---- rendering -----------------------------------------------------------------------
