@@ -1,9 +1,11 @@
 #include "cli.h"
 
 #include <sys/resource.h>
+#include <sys/utsname.h>
 
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <ostream>
 #include <regex>
@@ -245,6 +247,11 @@ ProcessEnv CurrentProcessEnv() {
     std::from_chars(hex.data(), hex.data() + hex.size(), mask, 16);
     env.cap_ipc_lock = ((mask >> 14) & 1) != 0;
   }
+  utsname names{};
+  if (uname(&names) == 0) env.kernel_release = names.release;
+  if (const char* tc = std::getenv("NCCL_IB_TC"); tc != nullptr && *tc != '\0') {
+    env.nccl_ib_tc = tc;
+  }
   return env;
 }
 
@@ -272,8 +279,8 @@ bool CliNode::Discover(std::string* error) {
     filter.include.emplace(alternatives);
     filter.exclude.reset();
   }
-  std::vector<DiscoveryError> errors;
-  inventory_ = DiscoverInventory(*sysfs_, filter, &errors);
+  discovery_errors_.clear();
+  inventory_ = DiscoverInventory(*sysfs_, filter, &discovery_errors_);
   for (const auto& name : options_.devices) {
     bool found = false;
     for (const auto& device : inventory_.devices)

@@ -49,7 +49,11 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
 struct ProcessEnv {
   // RLIMIT_MEMLOCK soft limit in bytes; nullopt = unlimited.
   std::optional<uint64_t> memlock_bytes;
-  bool cap_ipc_lock = false;  // CAP_IPC_LOCK in the effective set: the limit does not apply
+  bool cap_ipc_lock = false;   // CAP_IPC_LOCK in the effective set: the limit does not apply
+  std::string kernel_release;  // uname -r: the version of in-tree drivers
+  // NCCL_IB_TC of the environment (an init container shares the job's), used when
+  // --nccl.ib-tc is not given; kept as text so a bad value can be reported.
+  std::optional<std::string> nccl_ib_tc;
 };
 ProcessEnv CurrentProcessEnv();
 
@@ -70,6 +74,8 @@ class CliNode {
   // line does not exist or is filtered out.
   bool Discover(std::string* error);
   const Inventory& inventory() const { return inventory_; }
+  // Device directories that could not be read during discovery (those devices are left out).
+  const std::vector<DiscoveryError>& discovery_errors() const { return discovery_errors_; }
   SysfsReader& sysfs() { return *sysfs_; }
   KernelReaders& kernel() { return kernel_; }
   // A context for reading files and kernel data outside a collector.
@@ -89,6 +95,7 @@ class CliNode {
   KernelReaders kernel_;
   ErrorTracker errors_;
   Inventory inventory_;
+  std::vector<DiscoveryError> discovery_errors_;
 };
 
 // Metric samples of a collection, looked up by family name and label subset.

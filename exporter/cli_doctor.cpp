@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -14,6 +15,7 @@
 #include <thread>
 
 #include "cli.h"
+#include "port_counters.h"
 #include "rdma_exporter/parse.h"
 
 namespace rdma_exporter {
@@ -40,8 +42,9 @@ struct Check {
 
 // The check's status is its worst item's; the reason lists the FAIL then the WARN items (items
 // with the same reason share one entry: "mlx5_0/1, mlx5_1/1: MTU 1500 < 4200"), or is `summary`
-// when every item passes.
-Check Finish(std::string name, std::vector<Item> items, const std::string& summary) {
+// when every item passes (or is appended when `keep_summary`: versions worth seeing anyway).
+Check Finish(std::string name, std::vector<Item> items, const std::string& summary,
+             bool keep_summary = false) {
   Check check{std::move(name), Status::kPass, "", std::move(items)};
   for (Status level : {Status::kFail, Status::kWarn}) {
     std::vector<std::pair<std::string, std::string>> groups;  // reason -> subjects
@@ -60,7 +63,11 @@ Check Finish(std::string name, std::vector<Item> items, const std::string& summa
       check.reason += (check.reason.empty() ? "" : "; ") + subjects + ": " + reason;
     }
   }
-  if (check.reason.empty()) check.reason = summary;
+  if (check.reason.empty()) {
+    check.reason = summary;
+  } else if (keep_summary && !summary.empty()) {
+    check.reason += "; " + summary;
+  }
   return check;
 }
 
@@ -116,6 +123,8 @@ struct NodeView {
   const SampleIndex& now;     // the last collection
   const SampleIndex& before;  // the first one (== now when not sampled)
   double sample_seconds;      // 0: one collection
+  std::string tc_origin;      // " (NCCL_IB_TC=106 from the environment)" or ""
+  std::string tc_problem;     // why the environment's NCCL_IB_TC was not used
 
   const Inventory& inventory() const { return node.inventory(); }
   static LabelMap Port(const DeviceInfo& d, const PortInfo& p) {
@@ -132,41 +141,92 @@ struct NodeView {
     return it == s->labels.end() ? "" : it->second;
   }
   static bool IsRoce(const PortInfo& p) { return p.link_layer == "Ethernet" && !p.netdev.empty(); }
-  static bool IsRxe(const DeviceInfo& d) { return !d.has_pci_link && d.name.rfind("rxe", 0) == 0; }
+  // Soft-RoCE: no PCI function, and rxe's `parent` attribute naming its netdev (systemd or
+  // `rdma link add` may name the device anything).
+  bool IsRxe(const DeviceInfo& d) const {
+    return !d.has_pci_link &&
+           (d.name.rfind("rxe", 0) == 0 || node.sysfs().Exists(JoinPath(d.dir, "parent")));
+  }
+  // The kernel module driving a device: the PCI function's driver link (mlx5_core), else
+  // guessed from the PCI vendor (Mellanox 0x15b3: mlx5 unless named mlx4) or rxe's `parent`;
+  // "" when unknown. Device names are not trusted alone (systemd renames HCAs).
+  std::string DriverOf(const DeviceInfo& d) const {
+    if (IsRxe(d)) return "rdma_rxe";
+    if (!d.has_pci_link) return "";
+    std::string target;
+    if (node.sysfs().ReadLink(JoinPath(d.dir, "device/driver"), &target) == 0) {
+      size_t slash = target.find_last_of('/');
+      return slash == std::string::npos ? target : target.substr(slash + 1);
+    }
+    std::string vendor;
+    if (node.sysfs().ReadFile(JoinPath(d.dir, "device/vendor"), &vendor) == 0 &&
+        Trim(vendor) == "0x15b3") {
+      return d.name.rfind("mlx4", 0) == 0 ? "mlx4_core" : "mlx5_core";
+    }
+    return d.name.rfind("mlx5", 0) == 0 ? "mlx5_core" : "";
+  }
 };
+
+// A label of a sample, "" when absent (collectors always set them; the doctor must not throw).
+std::string LabelOf(const std::map<std::string, std::string>& labels, const char* name) {
+  auto it = labels.find(name);
+  return it == labels.end() ? std::string() : it->second;
+}
 
 // ---- process and node --------------------------------------------------------------------
 
+// The driver modules the devices need: mlx5_core and mlx5_ib for ConnectX, rdma_rxe for
+// Soft-RoCE, the PCI driver of another vendor's HCA. With no device at all the ConnectX ones (the
+// deployment guide's hardware), since a missing driver is then the first suspect.
+std::vector<std::string> DriverModules(const NodeView& v) {
+  std::vector<std::string> out;
+  auto add = [&](const std::string& m) {
+    if (!m.empty() && std::find(out.begin(), out.end(), m) == out.end()) out.push_back(m);
+  };
+  for (const auto& d : v.inventory().devices)
+    add(v.DriverOf(d));
+  if (v.inventory().devices.empty()) add("mlx5_core");
+  return out;
+}
+
 Check KernelModules(NodeView& v) {
-  bool mlx5 = v.inventory().devices.empty();  // no devices: the HCA driver is the first suspect
-  bool rxe = false;
-  for (const auto& d : v.inventory().devices) {
-    mlx5 = mlx5 || d.name.rfind("mlx5", 0) == 0;
-    rxe = rxe || NodeView::IsRxe(d);
-  }
   struct Module {
-    const char* name;
+    std::string name;
     Status missing;
-    const char* why;
+    std::string why;
   };
   std::vector<Module> modules = {
       {"ib_core", Status::kFail, "the RDMA core"},
       {"ib_uverbs", Status::kFail, "user-space verbs for NCCL and perftest"},
       {"rdma_ucm", Status::kWarn, "librdmacm for perftest -R, UCX, rping"},
   };
-  if (mlx5) {
-    modules.push_back({"mlx5_core", Status::kFail, "the ConnectX driver"});
-    modules.push_back({"mlx5_ib", Status::kFail, "RDMA on ConnectX"});
+  for (const auto& driver : DriverModules(v)) {
+    if (driver == "mlx5_core") {
+      modules.push_back({"mlx5_core", Status::kFail, "the ConnectX driver"});
+      modules.push_back({"mlx5_ib", Status::kFail, "RDMA on ConnectX"});
+    } else if (driver == "rdma_rxe") {
+      modules.push_back({"rdma_rxe", Status::kFail, "Soft-RoCE"});
+    } else {
+      modules.push_back({driver, Status::kFail, "the HCA driver"});
+    }
   }
-  if (rxe) modules.push_back({"rdma_rxe", Status::kFail, "Soft-RoCE"});
   std::vector<Item> items;
+  SysfsReader& sysfs = v.node.sysfs();
+  if (!sysfs.Exists("module")) {
+    // Every kernel has /sys/module; without it (a partial mount, a capture) nothing can be said.
+    items.push_back({"/sys/module", Status::kWarn,
+                     "missing under --path.sysfs: cannot tell which modules are loaded (is "
+                     "sysfs fully mounted?)"});
+    return Finish("kernel_modules", std::move(items), "");
+  }
   std::vector<std::string> loaded;
   for (const auto& m : modules) {
-    if (v.node.sysfs().Exists(JoinPath("module", m.name))) {
+    // A loaded module, or a built-in one with parameters, has a directory here.
+    if (sysfs.Exists(JoinPath("module", m.name))) {
       loaded.push_back(m.name);
       items.push_back({m.name, Status::kPass, "loaded"});
     } else {
-      items.push_back({m.name, m.missing, std::string("not loaded: ") + m.why});
+      items.push_back({m.name, m.missing, "not loaded: " + m.why + " (modprobe " + m.name + ")"});
     }
   }
   return Finish("kernel_modules", std::move(items), Join(loaded) + " loaded");
@@ -175,16 +235,23 @@ Check KernelModules(NodeView& v) {
 Check DriverFirmware(NodeView& v) {
   std::vector<Item> items;
   std::vector<std::string> drivers;
-  for (const char* module : {"mlx5_core", "rdma_rxe"}) {
+  bool have_modules = v.node.sysfs().Exists("module");
+  std::string in_tree =
+      v.env.kernel_release.empty() ? "in-tree" : "in-tree (kernel " + v.env.kernel_release + ")";
+  for (const auto& module : DriverModules(v)) {
+    if (v.inventory().devices.empty()) break;
     std::string dir = JoinPath("module", module);
-    if (!v.node.sysfs().Exists(dir)) continue;
     std::string version;
-    // MLNX_OFED's modules carry a version; in-tree ones follow the kernel.
-    if (v.node.sysfs().ReadFile(JoinPath(dir, "version"), &version) == 0 &&
-        !Trim(version).empty()) {
-      drivers.push_back(std::string(module) + " " + std::string(Trim(version)));
+    if (!have_modules) {
+      items.push_back({module, Status::kWarn, "version unknown: no /sys/module"});
+    } else if (!v.node.sysfs().Exists(dir)) {
+      items.push_back({module, Status::kWarn, "version unknown: module not loaded"});
+    } else if (v.node.sysfs().ReadFile(JoinPath(dir, "version"), &version) == 0 &&
+               !Trim(version).empty()) {
+      // MLNX_OFED's (DOCA-OFED) modules carry their own version; in-tree ones follow the kernel.
+      drivers.push_back(module + " " + std::string(Trim(version)));
     } else {
-      drivers.push_back(std::string(module) + " in-tree");
+      drivers.push_back(module + " " + in_tree);
     }
   }
   // firmware -> devices, per HCA type; devices of one type should run one firmware.
@@ -219,9 +286,9 @@ Check DriverFirmware(NodeView& v) {
     }
   }
   if (!software.empty()) fw_parts.push_back(Join(software) + ": software device, no firmware");
-  std::string summary = (drivers.empty() ? "no driver module found" : "driver " + Join(drivers)) +
-                        "; " + (fw_parts.empty() ? "no devices" : Join(fw_parts, "; "));
-  return Finish("driver_firmware", std::move(items), summary);
+  std::string summary = (drivers.empty() ? "" : "driver " + Join(drivers) + "; ") +
+                        (fw_parts.empty() ? "no devices" : Join(fw_parts, "; "));
+  return Finish("driver_firmware", std::move(items), summary, true);
 }
 
 Check UverbsDevices(NodeView& v) {
@@ -317,11 +384,15 @@ Check DevicesPresent(NodeView& v) {
   size_t ports = 0;
   for (const auto& d : v.inventory().devices) {
     std::string type = v.DeviceLabel(d, "hca_type");
-    std::string what = type.empty() ? (NodeView::IsRxe(d) ? "rxe" : "") : type;
+    std::string what = type.empty() ? (v.IsRxe(d) ? "rxe" : "") : type;
     if (!d.physfn.empty()) what += what.empty() ? "VF" : " VF";
     list.push_back(d.name + (what.empty() ? "" : " (" + what + ")"));
     ports += d.ports.size();
     if (d.ports.empty()) items.push_back({d.name, Status::kFail, "no ports"});
+  }
+  for (const auto& e : v.node.discovery_errors()) {
+    items.push_back({JoinPath(v.options.sysfs_root, e.path), Status::kFail,
+                     std::string("unreadable: ") + std::strerror(e.err)});
   }
   if (list.empty()) {
     bool filtered = !v.options.device_include.empty() || !v.options.device_exclude.empty();
@@ -398,7 +469,7 @@ Check PortRateUniform(NodeView& v) {
   std::map<std::string, std::vector<Entry>> groups;
   for (const auto& d : v.inventory().devices) {
     std::string type = v.DeviceLabel(d, "hca_type");
-    if (type.empty()) type = NodeView::IsRxe(d) ? "rxe" : "unknown HCA type";
+    if (type.empty()) type = v.IsRxe(d) ? "rxe" : "unknown HCA type";
     for (const auto& p : d.ports) {
       auto state = v.now.Value("rdma_port_state", NodeView::Port(d, p));
       auto rate = v.now.Value("rdma_port_rate_bytes_per_second", NodeView::Port(d, p));
@@ -478,15 +549,15 @@ Check RoceV2Gid(NodeView& v) {
         items.push_back({NodeView::Subject(d, p), Status::kFail, "GID table unreadable"});
       } else if (*ok == 0) {
         items.push_back({NodeView::Subject(d, p), Status::kFail,
-                         "no routable RoCE v2 GID: NCCL finds no GID to use (give the netdev "
-                         "an IP address)"});
+                         "no routable RoCE v2 GID: NCCL finds no GID to use; fix: give "
+                         "the netdev an IP address (ip addr add ... dev <netdev>)"});
       } else {
         std::string where;
         for (const auto& g : v.now.All("rdma_gid_info")) {
           const auto& l = g.labels;
-          if (l.at("device") == d.name && l.at("port") == key["port"] &&
-              l.at("gid_type") == "RoCE v2" && l.at("gid").rfind("fe80", 0) != 0) {
-            where = "index " + l.at("index") + " " + l.at("gid");
+          if (LabelOf(l, "device") == d.name && LabelOf(l, "port") == key["port"] &&
+              LabelOf(l, "gid_type") == "RoCE v2" && LabelOf(l, "gid").rfind("fe80", 0) != 0) {
+            where = "index " + LabelOf(l, "index") + " " + LabelOf(l, "gid");
             break;
           }
         }
@@ -514,7 +585,9 @@ Check NetdevMtu(NodeView& v) {
       } else if (*mtu < min_mtu) {
         items.push_back({subject, Status::kFail,
                          "MTU " + Number(*mtu) + " < " + std::to_string(min_mtu) +
-                             ": the RoCE path MTU cannot reach 4096 (raise the netdev MTU)"});
+                             ": the RoCE path MTU cannot reach 4096; fix: ip link set dev "
+                             "<netdev> mtu " +
+                             std::to_string(min_mtu) + " (and the switch ports)"});
       } else if (active && *active < 4096) {
         items.push_back({subject, Status::kWarn,
                          "MTU " + Number(*mtu) + " but active path MTU " + Number(*active)});
@@ -575,7 +648,9 @@ std::string PriorityList(NodeView& v, const char* family, const LabelMap& key,
 // The NCCL priority of a port (roce_config's rdma_nccl_priority), or a reason why not.
 std::optional<int> NcclPriority(NodeView& v, const LabelMap& key, std::string* why) {
   if (!v.options.collector_options.nccl_ib_tc) {
-    *why = "give --nccl.ib-tc to check the NCCL priority";
+    *why = v.tc_problem.empty()
+               ? "give --nccl.ib-tc (the jobs' NCCL_IB_TC) to check the NCCL priority"
+               : v.tc_problem;
     return std::nullopt;
   }
   auto prio = v.now.Value("rdma_nccl_priority", key);
@@ -585,6 +660,21 @@ std::optional<int> NcclPriority(NodeView& v, const LabelMap& key, std::string* w
     return std::nullopt;
   }
   return static_cast<int>(*prio);
+}
+
+// The PFC bitmap of mlnx_qos --pfc with only `prio` on: "0,0,0,1,0,0,0,0" for 3.
+std::string PfcBitmap(int prio) {
+  std::string out;
+  for (int i = 0; i < 8; ++i)
+    out += std::string(i == 0 ? "" : ",") + (i == prio ? "1" : "0");
+  return out;
+}
+
+// How to put PFC on `prio` only: iproute2's dcb (any DCB-capable NIC), or MLNX_OFED's mlnx_qos.
+std::string PfcFix(int prio) {
+  std::string p = std::to_string(prio);
+  return "fix: dcb pfc set dev <netdev> prio-pfc all:off " + p +
+         ":on, or mlnx_qos -i <netdev> --pfc " + PfcBitmap(prio) + "; and the same on the switch";
 }
 
 Check Pfc(NodeView& v) {
@@ -606,20 +696,20 @@ Check Pfc(NodeView& v) {
     if (!on || *on != 1) {
       items.push_back({subject, Status::kFail,
                        "PFC off on NCCL priority " + p + " (PFC on: " + enabled +
-                           "): RoCE drops under congestion (mlnx_qos --pfc, only priority " + p +
-                           " on)"});
+                           "): RoCE drops packets under congestion; " + PfcFix(*prio)});
     } else if (enabled != p) {
       items.push_back({subject, Status::kWarn,
-                       "PFC on priorities " + enabled + ", not only on NCCL priority " + p});
+                       "PFC on priorities " + enabled + ", not only on NCCL priority " + p +
+                           " (pauses spread to the other traffic); " + PfcFix(*prio)});
     } else {
       items.push_back({subject, Status::kPass, "PFC on priority " + p + " only"});
     }
   }
   size_t n = ports.size();
-  return Finish(
-      "pfc", std::move(items),
-      n == 0 ? "no RoCE PF ports"
-             : "PFC on the NCCL priority only on all " + std::to_string(n) + " RoCE PF ports");
+  return Finish("pfc", std::move(items),
+                n == 0 ? "no RoCE PF ports"
+                       : "PFC on the NCCL priority only on all " + std::to_string(n) +
+                             " RoCE PF ports" + v.tc_origin);
 }
 
 Check TrustDscp(NodeView& v) {
@@ -631,11 +721,21 @@ Check TrustDscp(NodeView& v) {
     k["mode"] = "dscp";
     if (v.now.Value("rdma_qos_trust_info", k)) {
       items.push_back({subject, Status::kPass, "trust dscp"});
-    } else {
-      items.push_back({subject, Status::kFail,
-                       "trust pcp: NCCL_IB_TC (DSCP) does not select the priority (mlnx_qos "
-                       "--trust=dscp)"});
+      continue;
     }
+    // Upstream mlx5 trusts DSCP as soon as the APP table has a DSCP entry, so mapping the NCCL
+    // DSCP to the priority PFC protects is the generic fix (when that priority is clear).
+    std::string example;
+    std::string enabled = PriorityList(v, "rdma_pfc_enabled", dp.key);
+    auto tc = v.options.collector_options.nccl_ib_tc;
+    if (tc && enabled.size() == 1) {
+      example =
+          ", or dcb app add dev <netdev> dscp-prio " + std::to_string(*tc >> 2) + ":" + enabled;
+    }
+    items.push_back({subject, Status::kFail,
+                     "trust pcp: the DSCP of NCCL_IB_TC does not select the priority; fix: "
+                     "mlnx_qos -i <netdev> --trust dscp" +
+                         example});
   }
   size_t n = ports.size();
   return Finish(
@@ -672,17 +772,24 @@ Check Ecn(NodeView& v) {
     if (np_on && rp_on) {
       items.push_back({subject, Status::kPass, "ECN np and rp on priority " + p});
     } else {
+      std::string fix;
+      for (const char* role : {"np", "rp"}) {
+        if ((role[0] == 'n' ? np_on : rp_on)) continue;
+        fix += std::string(fix.empty() ? "fix: " : " and ") + "echo 1 > /sys/class/net/<netdev>/" +
+               "ecn/roce_" + role + "/enable/" + p;
+      }
       items.push_back({subject, Status::kFail,
                        std::string("ECN ") + (np_on ? "" : "np ") +
                            (!np_on && !rp_on ? "and " : "") + (rp_on ? "" : "rp ") +
                            "off on NCCL priority " + p +
-                           ": no DCQCN congestion control, PFC pauses instead"});
+                           ": no DCQCN congestion control, PFC pauses instead; " + fix});
     }
   }
   size_t n = ports.size();
   return Finish("ecn", std::move(items),
                 n == 0 ? "no RoCE PF ports"
-                       : "ECN on the NCCL priority on all " + std::to_string(n) + " RoCE PF ports");
+                       : "ECN on the NCCL priority on all " + std::to_string(n) + " RoCE PF ports" +
+                             v.tc_origin);
 }
 
 // ---- over the sampling window -------------------------------------------------------------
@@ -706,38 +813,51 @@ std::string SubjectOf(const LabelMap& labels) {
   return s;
 }
 
-Check PfcStorm(NodeView& v) {
-  // Per port: storm-watchdog events during the sample (FAIL) or only earlier (WARN).
-  struct Events {
-    std::vector<std::string> recent, earlier;
-  };
-  std::map<std::string, Events> ports;
-  std::vector<std::string> order;
-  for (const auto& s : v.now.All("rdma_pfc_storm_events_total")) {
-    std::string subject = SubjectOf(s.labels);
-    if (!ports.count(subject)) order.push_back(subject);
-    Events& e = ports[subject];
-    double before = v.before.Value("rdma_pfc_storm_events_total", s.labels).value_or(s.value);
-    std::string severity = s.labels.at("severity");
-    if (s.value > before) {
-      e.recent.push_back(Number(s.value - before) + " " + severity);
-    } else if (s.value > 0) {
-      e.earlier.push_back(Number(s.value) + " " + severity);
+// The subject of a sample: its port as the other checks name it ("mlx5_0/1 (ens1f0np0)"), or
+// its device for device-level samples (PCIe).
+std::string SubjectFor(const NodeView& v, const LabelMap& labels) {
+  std::string device = LabelOf(labels, "device"), port = LabelOf(labels, "port");
+  for (const auto& d : v.inventory().devices) {
+    if (d.name != device) continue;
+    for (const auto& p : d.ports) {
+      if (std::to_string(p.number) == port) return NodeView::Subject(d, p);
     }
   }
-  std::vector<Item> items;
-  for (const auto& subject : order) {
-    const Events& e = ports[subject];
-    if (!e.recent.empty()) {
-      items.push_back({subject, Status::kFail,
-                       Join(e.recent, " and ") + " pause-storm events in the last " +
-                           Number(v.sample_seconds) + " s"});
-    } else if (!e.earlier.empty()) {
-      items.push_back({subject, Status::kWarn,
-                       Join(e.earlier, " and ") +
-                           " pause-storm events since the driver loaded, none during the sample"});
-    } else {
-      items.push_back({subject, Status::kPass, "no pause-storm events"});
+  return SubjectOf(labels);
+}
+
+// Samples grouped by subject, in the order subjects first appear.
+template <typename T>
+class BySubject {
+ public:
+  T& operator[](const std::string& subject) {
+    auto it = std::find_if(entries_.begin(), entries_.end(),
+                           [&](const auto& e) { return e.first == subject; });
+    if (it != entries_.end()) return it->second;
+    entries_.emplace_back(subject, T{});
+    return entries_.back().second;
+  }
+  const std::vector<std::pair<std::string, T>>& entries() const { return entries_; }
+
+ private:
+  std::vector<std::pair<std::string, T>> entries_;
+};
+
+Check PfcStorm(NodeView& v) {
+  // One item per port: FAIL for pause-storm watchdog events during the sample or a priority
+  // paused most of it, WARN for events only before the sample, PASS otherwise.
+  struct Port {
+    std::vector<std::string> recent, earlier, paused;
+  };
+  BySubject<Port> ports;
+  for (const auto& s : v.now.All("rdma_pfc_storm_events_total")) {
+    Port& port = ports[SubjectFor(v, s.labels)];
+    double before = v.before.Value("rdma_pfc_storm_events_total", s.labels).value_or(s.value);
+    std::string severity = LabelOf(s.labels, "severity");
+    if (s.value > before) {
+      port.recent.push_back(Number(s.value - before) + " " + severity);
+    } else if (s.value > 0) {
+      port.earlier.push_back(Number(s.value) + " " + severity);
     }
   }
   // A port paused most of the window is in a storm even before the watchdog counts one.
@@ -747,31 +867,55 @@ Check PfcStorm(NodeView& v) {
       if (!before) continue;
       double share = (s.value - *before) / v.sample_seconds;
       if (share >= 0.5) {
-        items.push_back({SubjectOf(s.labels), Status::kFail,
-                         "priority " + s.labels.at("priority") + " " + s.labels.at("direction") +
-                             " paused " + Number(std::round(share * 100)) + "% of the sample"});
+        ports[SubjectFor(v, s.labels)].paused.push_back(
+            "priority " + LabelOf(s.labels, "priority") + " " + LabelOf(s.labels, "direction") +
+            " paused " + Number(std::min(100.0, std::round(share * 100))) + "%");
       }
     }
   }
+  std::vector<Item> items;
+  std::string window = "the last " + Number(v.sample_seconds) + " s";
+  for (const auto& [subject, port] : ports.entries()) {
+    if (!port.recent.empty() || !port.paused.empty()) {
+      std::string reason;
+      if (!port.recent.empty()) {
+        reason = Join(port.recent, " and ") + " pause-storm events in " + window;
+        if (!port.paused.empty()) reason += ", " + Join(port.paused) + " of it";
+      } else {
+        reason = Join(port.paused) + " of " + window;
+      }
+      items.push_back({subject, Status::kFail, reason});
+    } else if (!port.earlier.empty()) {
+      items.push_back({subject, Status::kWarn,
+                       Join(port.earlier, " and ") +
+                           " pause-storm events since the driver loaded, none during the sample"});
+    } else {
+      items.push_back({subject, Status::kPass, "no pause-storm events"});
+    }
+  }
+  size_t n = ports.entries().size();
   return Finish("pfc_storm", std::move(items),
-                order.empty() ? "no pause-storm counters (mlx5 ethtool) on these ports"
-                              : "no pause-storm events on " + Count(order.size(), "port"));
+                n == 0 ? "no pause-storm counters (mlx5 ethtool) on these ports"
+                       : "no pause-storm events on " + Count(n, "port"));
 }
 
 Check ErrorCounters(NodeView& v) {
   // Counters whose rise means the link or a QP just broke: FAIL. The others rise now and then on
   // healthy fabrics (a symbol error, a retransmit): WARN, to be watched.
-  static const char* kFail[] = {
+  static const std::vector<std::string> kFail = {
       "rdma_port_link_downed_total",      "rdma_hw_req_transport_retries_exceeded_total",
       "rdma_hw_retry_exceeded_err_total", "rdma_phy_link_down_events_total",
       "rdma_netdev_carrier_down_total",
   };
-  static const char* kWarn[] = {
+  static const std::vector<std::string> kWarn = {
       "rdma_port_symbol_errors_total",
       "rdma_port_link_error_recovery_total",
       "rdma_port_receive_errors_total",
       "rdma_port_receive_remote_physical_errors_total",
+      "rdma_port_receive_switch_relay_errors_total",
       "rdma_port_transmit_discards_total",
+      "rdma_port_transmit_constraint_errors_total",
+      "rdma_port_receive_constraint_errors_total",
       "rdma_port_local_link_integrity_errors_total",
       "rdma_port_excessive_buffer_overrun_errors_total",
       "rdma_hw_local_ack_timeout_err_total",
@@ -788,15 +932,20 @@ Check ErrorCounters(NodeView& v) {
       "rdma_priority_discards_total",
       "rdma_pcie_aer_errors_total",
   };
-  std::vector<Item> items;
+  // Per port (or device): the counters that rose, and the saturated ones.
+  struct Port {
+    Status status = Status::kPass;
+    std::vector<std::string> rose, saturated;
+  };
+  BySubject<Port> ports;
   size_t watched = 0;
-  auto scan = [&](const char* family, Status level) {
+  auto scan = [&](const std::string& family, Status level) {
     for (const auto& s : v.now.All(family)) {
       ++watched;
       if (v.sample_seconds <= 0) continue;
       auto before = v.before.Value(family, s.labels);
       if (!before || s.value <= *before) continue;
-      std::string name(family);
+      std::string name = family;
       for (std::string_view prefix : {"rdma_port_", "rdma_hw_", "rdma_"}) {
         if (name.rfind(prefix, 0) == 0) {
           name = name.substr(prefix.size());
@@ -805,29 +954,44 @@ Check ErrorCounters(NodeView& v) {
       }
       name = name.substr(0, name.size() - 6);  // _total
       Status status = level;
-      if (std::string(family) == "rdma_pcie_aer_errors_total" &&
-          s.labels.at("severity") == "fatal") {
+      if (family == "rdma_pcie_aer_errors_total" && LabelOf(s.labels, "severity") == "fatal") {
         status = Status::kFail;
       }
-      items.push_back({SubjectOf(s.labels), status,
-                       name + LabelSuffix(s.labels) + " +" + Number(s.value - *before)});
+      Port& port = ports[SubjectFor(v, s.labels)];
+      port.status = std::max(port.status, status);
+      port.rose.push_back(name + LabelSuffix(s.labels) + " +" + Number(s.value - *before));
     }
   };
-  for (const char* f : kFail)
+  for (const auto& f : kFail)
     scan(f, Status::kFail);
-  for (const char* f : kWarn)
+  for (const auto& f : kWarn)
     scan(f, Status::kWarn);
-  // A saturated PMA counter cannot rise: the check is blind to it until it is cleared.
-  static const std::set<std::string> kTraffic = {
-      "port_xmit_data",      "port_rcv_data",          "port_xmit_packets",
-      "port_rcv_packets",    "port_xmit_wait",         "unicast_xmit_packets",
-      "unicast_rcv_packets", "multicast_xmit_packets", "multicast_rcv_packets"};
+  // A saturated PMA error counter cannot rise: the check is blind to it until it is cleared.
+  // Data, packet and wait counters are not watched (and port_xmit_wait sits at all-ones on busy
+  // ports), so their saturation is only shown by show-counters.
   for (const auto& s : v.now.All("rdma_port_counters_saturated")) {
-    if (s.value == 1 && !kTraffic.count(s.labels.at("counter"))) {
-      items.push_back(
-          {SubjectOf(s.labels), Status::kWarn,
-           s.labels.at("counter") + " saturated (stopped counting; clear with perfquery -R)"});
+    if (s.value != 1) continue;
+    std::string counter = LabelOf(s.labels, "counter");
+    const PmaCounterSpec* spec = FindPmaCounter(counter);
+    if (spec == nullptr) continue;
+    std::string metric(spec->metric);
+    bool watched_error = std::find(kFail.begin(), kFail.end(), metric) != kFail.end() ||
+                         std::find(kWarn.begin(), kWarn.end(), metric) != kWarn.end();
+    if (!watched_error) continue;
+    Port& port = ports[SubjectFor(v, s.labels)];
+    port.status = std::max(port.status, Status::kWarn);
+    port.saturated.push_back(counter);
+  }
+  std::vector<Item> items;
+  for (const auto& [subject, port] : ports.entries()) {
+    std::vector<std::string> parts;
+    if (!port.rose.empty()) parts.push_back(Join(port.rose));
+    if (!port.saturated.empty()) {
+      parts.push_back(Join(port.saturated, " and ") +
+                      " saturated (stuck at the all-ones value of their IBTA width, a rise "
+                      "cannot be seen until cleared: perfquery -R on InfiniBand)");
     }
+    items.push_back({subject, port.status, Join(parts, ", ")});
   }
   std::string summary = v.sample_seconds > 0
                             ? "none of " + std::to_string(watched) + " error counters rose in " +
@@ -871,7 +1035,23 @@ void PrintJson(const std::vector<Check>& checks, std::ostream& out) {
 
 }  // namespace
 
-int Doctor(const CliOptions& options, const ProcessEnv& env, std::ostream& out, std::ostream& err) {
+int Doctor(const CliOptions& given, const ProcessEnv& env, std::ostream& out, std::ostream& err) {
+  // Without --nccl.ib-tc, the environment's NCCL_IB_TC (an init container or a debug shell in
+  // the job's pod has the job's).
+  CliOptions options = given;
+  std::string tc_origin, tc_problem;
+  if (!options.collector_options.nccl_ib_tc && env.nccl_ib_tc) {
+    const std::string& text = *env.nccl_ib_tc;
+    unsigned tc = 0;
+    auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), tc);
+    if (ec == std::errc() && ptr == text.data() + text.size() && tc <= 255) {
+      options.collector_options.nccl_ib_tc = static_cast<int>(tc);
+      tc_origin = " (NCCL_IB_TC=" + text + " from the environment)";
+    } else {
+      tc_problem =
+          "NCCL_IB_TC=\"" + text + "\" of the environment is not 0..255; give --nccl.ib-tc";
+    }
+  }
   CliNode node(options);
   std::string error;
   if (!node.Discover(&error)) {
@@ -892,17 +1072,35 @@ int Doctor(const CliOptions& options, const ProcessEnv& env, std::ostream& out, 
     // Reported rounded: the window is what was asked for, give or take the collection.
     sample = std::round(sample * 10) / 10;
   }
-  NodeView view{options, env, node, after ? *after : before, before, sample};
-  std::vector<Check> checks = {
-      KernelModules(view),  DriverFirmware(view),
-      UverbsDevices(view),  Memlock(view),
-      DevicesPresent(view), PortActive(view),
-      LinkLayer(view),      PortRateUniform(view),
-      PcieLink(view),       RoceV2Gid(view),
-      NetdevMtu(view),      Pfc(view),
-      TrustDscp(view),      Ecn(view),
-      PfcStorm(view),       ErrorCounters(view),
+  NodeView view{options, env, node, after ? *after : before, before, sample, tc_origin, tc_problem};
+  using CheckFn = Check (*)(NodeView&);
+  static const std::pair<const char*, CheckFn> kChecks[] = {
+      {"kernel_modules", KernelModules},
+      {"driver_firmware", DriverFirmware},
+      {"uverbs_devices", UverbsDevices},
+      {"memlock", Memlock},
+      {"devices_present", DevicesPresent},
+      {"port_active", PortActive},
+      {"link_layer", LinkLayer},
+      {"port_rate_uniform", PortRateUniform},
+      {"pcie_link", PcieLink},
+      {"roce_v2_gid", RoceV2Gid},
+      {"netdev_mtu", NetdevMtu},
+      {"pfc", Pfc},
+      {"trust_dscp", TrustDscp},
+      {"ecn", Ecn},
+      {"pfc_storm", PfcStorm},
+      {"error_counters", ErrorCounters},
   };
+  std::vector<Check> checks;
+  for (const auto& [name, fn] : kChecks) {
+    try {
+      checks.push_back(fn(view));
+    } catch (const std::exception& e) {
+      // A check never takes the others down: whatever it tripped on is its reason.
+      checks.push_back(Check{name, Status::kFail, std::string("check failed: ") + e.what(), {}});
+    }
+  }
   if (options.json) {
     PrintJson(checks, out);
   } else {

@@ -336,7 +336,8 @@ int ShowCounters(const CliOptions& options, std::ostream& out, std::ostream& err
         const CounterValue* old = nullptr;
         if (options.interval_seconds) {
           old = FindValue(before, block, group, v.name);
-          if (old != nullptr) rate = Rate(*old, v, seconds);
+          // A saturated counter stopped counting: its rate is unknown, not 0.
+          if (old != nullptr && !v.saturated) rate = Rate(*old, v, seconds);
         }
         if (options.json) {
           out << (first_value ? "" : ",") << JsonString(v.name)
@@ -351,8 +352,12 @@ int ShowCounters(const CliOptions& options, std::ostream& out, std::ostream& err
         } else {
           std::string line = "    " + PadRight(v.name, name_width) + PadLeft(ToString(shown), 21);
           if (options.interval_seconds) {
-            std::string r = old == nullptr ? "new" : rate ? Fixed(*rate, 1) : "reset";
+            std::string r = old == nullptr ? "new"
+                            : v.saturated  ? "?"
+                            : rate         ? Fixed(*rate, 1)
+                                           : "reset";
             line += PadLeft(r, 18) + (v.scale != 1 ? " B/s" : " /s");
+            if (rate && v.scale != 1) line += " (" + Fixed(*rate * 8 / 1e9, 2) + " Gb/s)";
           } else if (v.scale != 1) {
             line += " bytes";
           }
