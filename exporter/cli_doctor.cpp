@@ -113,6 +113,11 @@ const char* PhysStateName(double v) {
   return i >= 1 && i <= 7 ? kNames[i] : "unknown";
 }
 
+// Firmware versions, HCA types: one word of printable ASCII.
+bool Printable(const std::string& s) {
+  return std::all_of(s.begin(), s.end(), [](char c) { return c > ' ' && c < 0x7f; });
+}
+
 using LabelMap = std::map<std::string, std::string>;
 
 // Everything the checks look at.
@@ -138,9 +143,16 @@ struct NodeView {
     const auto* s = now.Find("rdma_device_info", {{"device", d.name}});
     if (s == nullptr) return "";
     auto it = s->labels.find(label);
-    return it == s->labels.end() ? "" : it->second;
+    if (it == s->labels.end()) return "";
+    // An HCA type names groups of ports; a malformed one is no type.
+    if (std::string_view(label) == "hca_type" && !Printable(it->second)) return "";
+    return it->second;
   }
-  static bool IsRoce(const PortInfo& p) { return p.link_layer == "Ethernet" && !p.netdev.empty(); }
+  static bool IsRoce(const PortInfo& p) { return p.link_layer == "Ethernet"; }
+  // The kernel writes InfiniBand, Ethernet or Unknown; anything else is a bad read.
+  static bool KnownLinkLayer(const PortInfo& p) {
+    return p.link_layer == "InfiniBand" || p.link_layer == "Ethernet";
+  }
   // Soft-RoCE: no PCI function, and rxe's `parent` attribute naming its netdev (systemd or
   // `rdma link add` may name the device anything).
   bool IsRxe(const DeviceInfo& d) const {
@@ -166,6 +178,22 @@ struct NodeView {
     return d.name.rfind("mlx5", 0) == 0 ? "mlx5_core" : "";
   }
 };
+
+// Text as printed: bytes outside printable ASCII as \xNN (files may hold anything).
+std::string Sanitize(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    auto u = static_cast<unsigned char>(c);
+    if (u >= 0x20 && u < 0x7f) {
+      out.push_back(c);
+    } else {
+      char buf[8];
+      std::snprintf(buf, sizeof(buf), "\\x%02x", u);
+      out += buf;
+    }
+  }
+  return out;
+}
 
 // A label of a sample, "" when absent (collectors always set them; the doctor must not throw).
 std::string LabelOf(const std::map<std::string, std::string>& labels, const char* name) {
@@ -260,6 +288,11 @@ Check DriverFirmware(NodeView& v) {
   for (const auto& d : v.inventory().devices) {
     std::string fw = v.DeviceLabel(d, "fw_ver");
     std::string type = v.DeviceLabel(d, "hca_type");
+    if (!Printable(type)) type = "";
+    if (!fw.empty() && !Printable(fw)) {
+      items.push_back({d.name, Status::kWarn, "malformed firmware version \"" + fw + "\""});
+      continue;
+    }
     if (fw.empty()) {
       if (d.has_pci_link) {
         items.push_back({d.name, Status::kWarn, "no firmware version reported (fw_ver)"});
@@ -287,7 +320,9 @@ Check DriverFirmware(NodeView& v) {
   }
   if (!software.empty()) fw_parts.push_back(Join(software) + ": software device, no firmware");
   std::string summary = (drivers.empty() ? "" : "driver " + Join(drivers) + "; ") +
-                        (fw_parts.empty() ? "no devices" : Join(fw_parts, "; "));
+                        (!fw_parts.empty()               ? Join(fw_parts, "; ")
+                         : v.inventory().devices.empty() ? "no devices"
+                                                         : "no firmware versions");
   return Finish("driver_firmware", std::move(items), summary, true);
 }
 
@@ -391,7 +426,7 @@ Check DevicesPresent(NodeView& v) {
     if (d.ports.empty()) items.push_back({d.name, Status::kFail, "no ports"});
   }
   for (const auto& e : v.node.discovery_errors()) {
-    items.push_back({JoinPath(v.options.sysfs_root, e.path), Status::kFail,
+    items.push_back({JoinPath("/sys", e.path), Status::kFail,
                      std::string("unreadable: ") + std::strerror(e.err)});
   }
   if (list.empty()) {
@@ -435,8 +470,10 @@ Check LinkLayer(NodeView& v) {
   for (const auto& d : v.inventory().devices) {
     for (const auto& p : d.ports) {
       std::string port = d.name + "/" + std::to_string(p.number);
-      if (p.link_layer.empty()) {
-        items.push_back({port, Status::kWarn, "link_layer unreadable"});
+      if (!NodeView::KnownLinkLayer(p)) {
+        items.push_back({port, Status::kWarn,
+                         p.link_layer.empty() ? "link_layer unreadable"
+                                              : "link_layer \"" + p.link_layer + "\""});
         continue;
       }
       by_layer[p.link_layer == "Ethernet" ? "Ethernet (RoCE)" : p.link_layer].push_back(port);
@@ -517,7 +554,15 @@ Check PcieLink(NodeView& v) {
     auto max_speed = get("rdma_pcie_link_transfers_per_second", "max");
     auto cur_width = get("rdma_pcie_link_width_lanes", "current");
     auto max_width = get("rdma_pcie_link_width_lanes", "max");
-    if (!cur_speed || !max_speed || !cur_width || !max_width) continue;  // VF, rxe: no link
+    if (!cur_speed || !max_speed || !cur_width || !max_width) {
+      // VFs report no link (Unknown / width 0), rxe has no PCI function; a PF must.
+      if (d.has_pci_link && d.physfn.empty()) {
+        items.push_back({d.name, Status::kWarn,
+                         "PCIe link speed/width unreadable (current/max_link_speed, "
+                         "current/max_link_width)"});
+      }
+      continue;
+    }
     auto text = [](double speed, double width) {
       return Number(speed / 1e9) + " GT/s x" + Number(width);
     };
@@ -537,11 +582,26 @@ Check PcieLink(NodeView& v) {
 
 // ---- RoCE configuration (roce_config, dcb, ecn, netdev collectors) ------------------------
 
+// Ports whose link layer could not be read: the RoCE checks cannot tell whether they apply.
+void UnknownLinkLayer(NodeView& v, std::vector<Item>* items) {
+  for (const auto& d : v.inventory().devices) {
+    for (const auto& p : d.ports) {
+      if (!NodeView::KnownLinkLayer(p)) {
+        items->push_back({NodeView::Subject(d, p), Status::kWarn,
+                          "link layer unknown: cannot tell whether this is a RoCE port"});
+      }
+    }
+  }
+}
+
 Check RoceV2Gid(NodeView& v) {
   std::vector<Item> items;
+  UnknownLinkLayer(v, &items);
+  size_t n = 0;
   for (const auto& d : v.inventory().devices) {
     for (const auto& p : d.ports) {
       if (!NodeView::IsRoce(p)) continue;
+      ++n;
       LabelMap key = NodeView::Port(d, p);
       key["check"] = "roce_v2_gid_present";
       auto ok = v.now.Value("rdma_roce_config_ok", key);
@@ -565,7 +625,6 @@ Check RoceV2Gid(NodeView& v) {
       }
     }
   }
-  size_t n = items.size();
   return Finish("roce_v2_gid", std::move(items),
                 n == 0 ? "no RoCE ports"
                        : "a routable RoCE v2 GID on all " + std::to_string(n) + " RoCE ports");
@@ -573,14 +632,19 @@ Check RoceV2Gid(NodeView& v) {
 
 Check NetdevMtu(NodeView& v) {
   std::vector<Item> items;
+  UnknownLinkLayer(v, &items);
   unsigned min_mtu = v.options.collector_options.roce_min_mtu;
+  size_t n = 0;
   for (const auto& d : v.inventory().devices) {
     for (const auto& p : d.ports) {
       if (!NodeView::IsRoce(p)) continue;
+      ++n;
       auto mtu = v.now.Value("rdma_netdev_mtu_bytes", NodeView::Port(d, p));
       auto active = v.now.Value("rdma_port_active_mtu_bytes", NodeView::Port(d, p));
       std::string subject = NodeView::Subject(d, p);
-      if (!mtu) {
+      if (p.netdev.empty()) {
+        items.push_back({subject, Status::kWarn, "no netdev found for this RoCE port"});
+      } else if (!mtu) {
         items.push_back({subject, Status::kWarn, "netdev MTU unknown"});
       } else if (*mtu < min_mtu) {
         items.push_back({subject, Status::kFail,
@@ -596,7 +660,6 @@ Check NetdevMtu(NodeView& v) {
       }
     }
   }
-  size_t n = items.size();
   return Finish("netdev_mtu", std::move(items),
                 n == 0 ? "no RoCE ports"
                        : "MTU >= " + std::to_string(min_mtu) + " on all " + std::to_string(n) +
@@ -612,11 +675,18 @@ struct DcbPort {
 
 std::vector<DcbPort> DcbPorts(NodeView& v, std::vector<Item>* items) {
   std::vector<DcbPort> out;
+  UnknownLinkLayer(v, items);
   std::set<std::string> seen;
   for (const auto& d : v.inventory().devices) {
     if (!d.physfn.empty()) continue;  // a VF's QoS is its PF's
     for (const auto& p : d.ports) {
-      if (!NodeView::IsRoce(p) || !seen.insert(p.netdev).second) continue;
+      if (!NodeView::IsRoce(p)) continue;
+      if (p.netdev.empty()) {
+        items->push_back({NodeView::Subject(d, p), Status::kWarn,
+                          "no netdev found for this RoCE port: its QoS cannot be read"});
+        continue;
+      }
+      if (!seen.insert(p.netdev).second) continue;
       LabelMap key = {{"device", d.name}, {"port", std::to_string(p.number)}, {"netdev", p.netdev}};
       auto supported = v.now.Value("rdma_dcb_supported", key);
       if (!supported) {
@@ -993,6 +1063,9 @@ Check ErrorCounters(NodeView& v) {
     }
     items.push_back({subject, port.status, Join(parts, ", ")});
   }
+  if (watched == 0 && !v.inventory().devices.empty()) {
+    items.push_back({"node", Status::kWarn, "no error counter could be read"});
+  }
   std::string summary = v.sample_seconds > 0
                             ? "none of " + std::to_string(watched) + " error counters rose in " +
                                   Number(v.sample_seconds) + " s"
@@ -1006,7 +1079,7 @@ void PrintText(const std::vector<Check>& checks, std::ostream& out) {
     ++counts[static_cast<int>(c.status)];
     std::string name = c.name;
     if (name.size() < 18) name.resize(18, ' ');
-    out << StatusName(c.status) << "  " << name << " " << c.reason << "\n";
+    out << StatusName(c.status) << "  " << name << " " << Sanitize(c.reason) << "\n";
   }
   out << "doctor: " << checks.size() << " checks, " << counts[0] << " PASS, " << counts[1]
       << " WARN, " << counts[2] << " FAIL\n";
@@ -1020,12 +1093,12 @@ void PrintJson(const std::vector<Check>& checks, std::ostream& out) {
     ++counts[static_cast<int>(c.status)];
     out << (i == 0 ? "" : ",") << "\n  {\"check\":" << JsonString(c.name)
         << ",\"status\":" << JsonString(StatusName(c.status))
-        << ",\"reason\":" << JsonString(c.reason) << ",\"items\":[";
+        << ",\"reason\":" << JsonString(Sanitize(c.reason)) << ",\"items\":[";
     for (size_t j = 0; j < c.items.size(); ++j) {
       const auto& item = c.items[j];
-      out << (j == 0 ? "" : ",") << "{\"subject\":" << JsonString(item.subject)
+      out << (j == 0 ? "" : ",") << "{\"subject\":" << JsonString(Sanitize(item.subject))
           << ",\"status\":" << JsonString(StatusName(item.status))
-          << ",\"reason\":" << JsonString(item.reason) << "}";
+          << ",\"reason\":" << JsonString(Sanitize(item.reason)) << "}";
     }
     out << "]}";
   }

@@ -6,6 +6,8 @@
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
+#include <optional>
 #include <regex>
 #include <sstream>
 #include <thread>
@@ -437,11 +439,135 @@ TEST(CliDoctor, PfcStormDuringTheSampleFails) {
   EXPECT_EQ(StatusOf(before.out, "pfc_storm"), "WARN") << before.out;
   CliRun run = node.RunSampled();
   EXPECT_EQ(run.code, 1);
+  // One item for the port: the watchdog events of the window and the share of it priority 3
+  // was paused (50-80 % of each simulated second; ticks of 1 s every 100 ms make it more, capped
+  // at 100 %). mlx5_1 (healthy) passes.
   std::string reason = ReasonOf(run.out, "pfc_storm");
-  EXPECT_TRUE(std::regex_search(reason, std::regex("pause-storm events in the last 0\\.[5-9] s")))
+  EXPECT_TRUE(std::regex_match(
+      reason, std::regex("mlx5_0/1 \\(ens1f0np0\\): [0-9]+ warning( and [0-9]+ error)? "
+                         "pause-storm events in the last 0\\.[5-9] s, (priority 3 rx paused "
+                         "[0-9]+%, )?priority 3 tx paused [0-9]+% of it")))
       << reason;
-  // 50-80 % of each simulated second paused on priority 3 (ticks of 1 s every 100 ms: more).
-  EXPECT_NE(reason.find("priority 3 tx paused"), std::string::npos) << reason;
+  CliRun json = node.Run({"--json"});
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(json.out, m, std::regex("\\{\"check\":\"pfc_storm\".*")));
+  std::string line = m[0];
+  EXPECT_NE(line.find("{\"subject\":\"mlx5_1/1 (ens2f0np0)\",\"status\":\"PASS\""),
+            std::string::npos)
+      << line;
+  // Each port is one item.
+  auto count = [&](const std::string& needle) {
+    size_t n = 0;
+    for (size_t at = line.find(needle); at != std::string::npos; at = line.find(needle, at + 1))
+      ++n;
+    return n;
+  };
+  EXPECT_EQ(count("\"subject\":\"mlx5_0/1 (ens1f0np0)\""), 1u) << line;
+  EXPECT_EQ(count("\"subject\":"), 2u) << line;
+}
+
+TEST(CliDoctor, NcclIbTcFromTheEnvironmentWhenTheFlagIsMissing) {
+  SimNode node;
+  CliOptions options;
+  std::string error;
+  ASSERT_TRUE(ParseCliArgs({"doctor", "--path.sysfs=" + node.dir().path() + "/sys",
+                            "--path.fixtures=" + node.dir().path() + "/fixtures",
+                            "--path.dev=" + node.dir().path() + "/dev", "--sample=0"},
+                           &options, &error));
+  std::ostringstream out, err;
+  EXPECT_EQ(Doctor(options, Env(std::nullopt, false, "106"), out, err), 0) << out.str();
+  EXPECT_EQ(ReasonOf(out.str(), "pfc"),
+            "PFC on the NCCL priority only on all 2 RoCE PF ports (NCCL_IB_TC=106 from the "
+            "environment)");
+  // NCCL_IB_TC=128 (the deployment guide's) is DSCP 32, priority 4: PFC is on 3 only.
+  std::ostringstream out128;
+  EXPECT_EQ(Doctor(options, Env(std::nullopt, false, "128"), out128, err), 1);
+  EXPECT_EQ(ReasonOf(out128.str(), "pfc")
+                .rfind("mlx5_0/1 (ens1f0np0), mlx5_1/1 (ens2f0np0): PFC "
+                       "off on NCCL priority 4 (PFC on: 3)",
+                       0),
+            0u)
+      << out128.str();
+  EXPECT_NE(ReasonOf(out128.str(), "pfc")
+                .find("prio-pfc all:off 4:on, or mlnx_qos -i <netdev> "
+                      "--pfc 0,0,0,0,1,0,0,0"),
+            std::string::npos);
+  // A bad value is reported, not silently ignored; the flag wins over the environment.
+  std::ostringstream bad;
+  Doctor(options, Env(std::nullopt, false, "high"), bad, err);
+  EXPECT_NE(ReasonOf(bad.str(), "pfc").find("NCCL_IB_TC=\"high\" of the environment is not 0..255"),
+            std::string::npos)
+      << bad.str();
+  options.collector_options.nccl_ib_tc = 106;
+  std::ostringstream flag;
+  EXPECT_EQ(Doctor(options, Env(std::nullopt, false, "128"), flag, err), 0);
+  EXPECT_EQ(ReasonOf(flag.str(), "pfc"), "PFC on the NCCL priority only on all 2 RoCE PF ports");
+}
+
+// Every regular file of the tree replaced by `content` (or by a directory: reads fail EISDIR).
+void Corrupt(const std::string& root, const std::optional<std::string>& content) {
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::recursive_directory_iterator(root)) {
+    if (!entry.is_symlink() && entry.is_regular_file()) files.push_back(entry.path());
+  }
+  for (const auto& f : files) {
+    fs::remove(f);
+    if (content) {
+      std::ofstream(f) << *content;
+    } else {
+      fs::create_directory(f);
+    }
+  }
+}
+
+TEST(CliDoctor, MalformedOrUnreadableFilesGiveReasonsNotCrashes) {
+  const std::vector<std::pair<std::string, std::optional<std::string>>> cases = {
+      {"garbage", std::string("garbage \xff\x01 -1 99999999999999999999999\n")},
+      {"empty", std::string()},
+      {"directories", std::nullopt},
+  };
+  for (const auto& [what, content] : cases) {
+    SimNode node;
+    node.Tick(1);
+    Corrupt(node.dir().path() + "/sys", content);
+    Corrupt(node.dir().path() + "/fixtures", content);
+    CliRun run = node.Run();
+    EXPECT_EQ(run.code, 1) << what << "\n" << run.out;
+    EXPECT_EQ(run.err, "") << what;
+    // Every check still reports, with a reason.
+    EXPECT_EQ(Lines(run.out, "PASS") + Lines(run.out, "WARN") + Lines(run.out, "FAIL"), 16u)
+        << what << "\n"
+        << run.out;
+    EXPECT_NE(run.out.find("\ndoctor: 16 checks, "), std::string::npos) << what;
+    // The ports are still found (the tree's layout is intact), but nothing on them reads.
+    EXPECT_TRUE(std::regex_match(ReasonOf(run.out, "port_active"),
+                                 std::regex("mlx5_0/1.*, mlx5_1/1.*: state unreadable, "
+                                            "phys_state unreadable")))
+        << what << "\n"
+        << run.out;
+    EXPECT_EQ(StatusOf(run.out, "devices_present"), "PASS") << what;
+    // What cannot be read is not passed: link layer, firmware, PCIe link are warnings, and the
+    // RoCE checks cannot tell whether the ports are RoCE.
+    for (const char* check : {"driver_firmware", "link_layer", "pcie_link", "roce_v2_gid",
+                              "netdev_mtu", "pfc", "trust_dscp", "ecn"}) {
+      EXPECT_EQ(StatusOf(run.out, check), "WARN") << what << " " << check << "\n" << run.out;
+    }
+    // JSON too.
+    CliRun json = node.Run({"--json"});
+    EXPECT_NE(json.out.find("\"fail\":"), std::string::npos) << what;
+  }
+}
+
+TEST(CliDoctor, UnreadablePortsDirectoryFailsDevicesPresent) {
+  SimNode node;
+  std::string ports = node.dir().path() + "/sys/class/infiniband/mlx5_1/ports";
+  fs::remove_all(fs::canonical(ports));
+  node.dir().Write("sys/class/infiniband/mlx5_1/ports", "not a directory\n");
+  CliRun run = node.Run();
+  EXPECT_EQ(run.code, 1);
+  EXPECT_EQ(ReasonOf(run.out, "devices_present"),
+            "mlx5_1: no ports; /sys/class/infiniband/mlx5_1/ports: unreadable: Not a directory")
+      << run.out;
 }
 
 TEST(CliDoctor, RisingErrorCountersWarnAndALinkFlapFails) {
