@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
+#include <cstring>
 #include <ostream>
 #include <thread>
 
@@ -168,12 +169,43 @@ struct CounterValue {
   unsigned width = 0;  // PMA IBTA width; 0 unknown
   bool saturated = false;
   bool wraps32 = false;  // mlx5 q-counter: 32-bit firmware value
+  std::string error;     // non-empty: the file could not be read or parsed (no value)
 };
 
 struct CounterGroup {
   std::string title;  // "counters", "hw_counters", "hw_counters (RDMA netlink, optional)"
   std::vector<CounterValue> values;
 };
+
+// The files of dir that `group` has no value for: shown with why ("N/A (no PMA)" from a port
+// without a PMA, an I/O error) instead of silently missing.
+void AddUnreadable(SysfsReader& sysfs, const std::string& dir, CounterGroup* group) {
+  std::vector<std::string> names;
+  if (sysfs.ListDir(dir, &names) != 0) return;
+  for (const auto& name : names) {
+    if (name == "lifespan") continue;
+    bool have = std::any_of(group->values.begin(), group->values.end(),
+                            [&](const CounterValue& v) { return v.name == name; });
+    if (have) continue;
+    std::string text;
+    int err = sysfs.ReadFile(JoinPath(dir, name), &text);
+    CounterValue v;
+    v.name = name;
+    if (err != 0) {
+      v.error = std::string("unreadable: ") + std::strerror(err);
+    } else {
+      std::string value(Trim(text));
+      bool printable = std::all_of(value.begin(), value.end(), [](char c) {
+        return static_cast<unsigned char>(c) >= 0x20 && static_cast<unsigned char>(c) < 0x7f;
+      });
+      if (!printable || value.size() > 40) value = "...";
+      v.error = value.empty() ? "empty file" : "not a number: \"" + value + "\"";
+    }
+    group->values.push_back(std::move(v));
+  }
+  std::sort(group->values.begin(), group->values.end(),
+            [](const auto& a, const auto& b) { return a.name < b.name; });
+}
 
 struct CounterBlock {
   std::string device;
@@ -193,11 +225,12 @@ std::vector<CounterBlock> ReadCounters(CliNode& node) {
       for (const auto& [name, value] : ReadHwCounterDir(ctx, dir)) {
         if (name == "lifespan") continue;  // the driver's cache time, not a counter
         group.values.push_back(
-            {name, value, 1, 0, false, device.has_hca_type && IsMlx5QCounter(name)});
+            {name, value, 1, 0, false, device.has_hca_type && IsMlx5QCounter(name), ""});
       }
       // Read in the driver's cheapest order, shown by name.
       std::sort(group.values.begin(), group.values.end(),
                 [](const auto& a, const auto& b) { return a.name < b.name; });
+      AddUnreadable(node.sysfs(), dir, &group);
       return group;
     };
     for (const auto& port : device.ports) {
@@ -206,8 +239,9 @@ std::vector<CounterBlock> ReadCounters(CliNode& node) {
       for (const auto& [file, reading] : ReadPmaCounters(ctx, port)) {
         const PmaCounterSpec* spec = FindPmaCounter(file);
         pma.values.push_back({file, reading.value, spec != nullptr ? unsigned(spec->scale) : 1u,
-                              reading.width, reading.saturated(), false});
+                              reading.width, reading.saturated(), false, ""});
       }
+      AddUnreadable(node.sysfs(), JoinPath(port.dir, "counters"), &pma);
       if (!pma.values.empty()) block.groups.push_back(std::move(pma));
       CounterGroup hw = hw_group(JoinPath(port.dir, "hw_counters"), "hw_counters");
       // Optional counters only RDMA netlink reports (as the rdma_netlink collector: never the
@@ -220,7 +254,7 @@ std::vector<CounterBlock> ReadCounters(CliNode& node) {
           bool in_sysfs = false;
           for (const auto& v : hw.values)
             in_sysfs = in_sysfs || v.name == name;
-          if (!in_sysfs) nl.values.push_back({name, value, 1, 0, false, false});
+          if (!in_sysfs) nl.values.push_back({name, value, 1, 0, false, false, ""});
         }
         if (!hw.values.empty()) block.groups.push_back(std::move(hw));
         if (!nl.values.empty()) block.groups.push_back(std::move(nl));
@@ -258,7 +292,7 @@ const CounterValue* FindValue(const std::vector<CounterBlock>& blocks, const Cou
     for (const auto& g : b.groups) {
       if (g.title != group.title) continue;
       for (const auto& v : g.values) {
-        if (v.name == name) return &v;
+        if (v.name == name) return v.error.empty() ? &v : nullptr;
       }
     }
   }
@@ -331,6 +365,17 @@ int ShowCounters(const CliOptions& options, std::ostream& out, std::ostream& err
       }
       bool first_value = true;
       for (const auto& v : group.values) {
+        if (!v.error.empty()) {
+          if (options.json) {
+            out << (first_value ? "" : ",") << JsonString(v.name)
+                << ":{\"value\":null,\"error\":" << JsonString(v.error) << "}";
+          } else {
+            out << "    " << PadRight(v.name, name_width) << PadLeft("-", 21) << "  " << v.error
+                << "\n";
+          }
+          first_value = false;
+          continue;
+        }
         unsigned __int128 shown = static_cast<unsigned __int128>(v.raw) * v.scale;
         std::optional<double> rate;
         const CounterValue* old = nullptr;

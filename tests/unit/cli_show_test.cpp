@@ -164,6 +164,12 @@ TEST(CliShowCounters, Mlx5RoceBytesSaturationAndHwCounters) {
   EXPECT_TRUE(std::regex_search(run.out, std::regex("\n    local_link_integrity_errors +11\n")));
   EXPECT_TRUE(std::regex_search(run.out, std::regex("\n    new_fancy_counter +42\n")));
   EXPECT_EQ(run.out.find("lifespan"), std::string::npos);
+  // mlx5_2's unreadable files are listed with why, not left out.
+  EXPECT_TRUE(std::regex_search(
+      run.out, std::regex("\n    symbol_error +-  not a number: \"N/A \\(no PMA\\)\"\n")));
+  EXPECT_TRUE(std::regex_search(run.out, std::regex("\n    port_rcv_errors +-  empty file\n")));
+  EXPECT_TRUE(std::regex_search(run.out,
+                                std::regex("\n    out_of_buffer +-  not a number: \"garbage\"\n")));
   ExpectGolden("show-counters-mlx5-roce.txt", run.out);
 }
 
