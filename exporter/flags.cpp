@@ -96,8 +96,18 @@ std::optional<std::chrono::milliseconds> ParseDuration(const std::string& text) 
 std::string UsageText() {
   std::ostringstream out;
   out << "usage: rdma_exporter [<flags>]\n"
+         "       rdma_exporter <command> [<args>]   (rdma_exporter <command> --help)\n"
          "       rdma_exporter --version\n\n"
          "Prometheus exporter for RDMA (InfiniBand and RoCE) devices.\n\n"
+         "Commands (print and exit; they take --path.sysfs, --path.fixtures and the device "
+         "filters):\n"
+         "  show-gids [DEV...]              The GID table, as MLNX_OFED's show_gids.\n"
+         "  show-counters [DEV...]          PMA and hw counters of each port; --interval=S for "
+         "rates.\n"
+         "  ibdev2netdev [-v]               The netdev of each RDMA port and its link state.\n"
+         "  doctor                          Node checklist for RDMA/NCCL: PASS/WARN/FAIL per "
+         "check,\n"
+         "                                  exit 1 when a check fails.\n\n"
          "Flags:\n"
          "  --web.listen-address=\":9879\"   Address to listen on for the web interface and "
          "telemetry\n"
@@ -161,7 +171,11 @@ bool ParseFlags(const std::vector<std::string>& args, Options* options, std::str
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
     if (arg.rfind("--", 0) != 0) {
-      *error = "unexpected argument \"" + arg + "\" (flags start with --; see --help)";
+      *error = arg.rfind("-", 0) == 0
+                   ? "unexpected argument \"" + arg + "\" (flags start with --; see --help)"
+                   : "unknown command \"" + arg +
+                         "\" (commands: show-gids, show-counters, ibdev2netdev, doctor; flags "
+                         "start with --; see --help)";
       return false;
     }
     std::string name = arg.substr(2);

@@ -2,6 +2,9 @@
 // operator would run them: output, exit codes and wrong flags. Every process is stopped by PID.
 #include <gtest/gtest.h>
 
+#include <sys/resource.h>
+
+#include <fstream>
 #include <regex>
 #include <thread>
 
@@ -34,11 +37,14 @@ class Demo {
   ~Demo() { EXPECT_EQ(sim_->Stop(), 0); }
 
   // Runs `rdma_exporter <args> --path.sysfs=... --path.fixtures=...`; returns the exit code.
-  int Run(std::vector<std::string> args, std::string* output) {
+  // `prefix` runs it under another command (prlimit, env, setpriv).
+  int Run(std::vector<std::string> args, std::string* output,
+          const std::vector<std::string>& prefix = {}) {
     args.insert(args.begin(), kExporter);
+    args.insert(args.begin(), prefix.begin(), prefix.end());
     args.push_back("--path.sysfs=" + dir_.path() + "/sys");
     args.push_back("--path.fixtures=" + dir_.path() + "/fixtures");
-    if (args[1] == "doctor") args.push_back("--path.dev=" + dir_.path() + "/dev");
+    if (args[prefix.size() + 1] == "doctor") args.push_back("--path.dev=" + dir_.path() + "/dev");
     return RunCommand(args, output);
   }
 
@@ -77,8 +83,8 @@ TEST(BinaryCli, SubcommandsOnTheHealthyDemoFabric) {
   // The simulator moves 1-5 GB/s per direction per port.
   ASSERT_EQ(demo.Run({"show-counters", "mlx5_0", "--interval=0.6"}, &out), 0) << out;
   std::smatch m;
-  ASSERT_TRUE(
-      std::regex_search(out, m, std::regex("\n    port_xmit_data +[0-9]+ +([0-9.]+) B/s\n")))
+  ASSERT_TRUE(std::regex_search(
+      out, m, std::regex("\n    port_xmit_data +[0-9]+ +([0-9.]+) B/s \\([0-9.]+ Gb/s\\)\n")))
       << out;
   EXPECT_GT(std::stod(m[1]), 1e8);
 
@@ -96,6 +102,69 @@ TEST(BinaryCli, SubcommandsOnTheHealthyDemoFabric) {
 
   ASSERT_EQ(demo.Run({"show-gids", "--json", "mlx5_0"}, &out), 0);
   EXPECT_NE(out.find("\"n_gids_found\":4}"), std::string::npos) << out;
+}
+
+// True when this process has CAP_IPC_LOCK in its effective set (root, usually).
+bool HaveCapIpcLock() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("CapEff:", 0) == 0)
+      return ((std::stoull(line.substr(7), nullptr, 16) >> 14) & 1);
+  }
+  return false;
+}
+
+TEST(BinaryCli, DoctorMemlockAndNcclTcComeFromTheProcess) {
+  // RLIMIT_MEMLOCK and CAP_IPC_LOCK are the process's, not sysfs's: set them for the child so
+  // the result is the same for every user (setpriv drops CAP_IPC_LOCK when we run as root).
+  Demo demo("healthy");
+  std::vector<std::string> drop;
+  if (HaveCapIpcLock()) drop = {"setpriv", "--inh-caps=-ipc_lock", "--bounding-set=-ipc_lock"};
+  auto under = [&](const std::string& memlock, const std::string& tc) {
+    std::vector<std::string> prefix = drop;
+    for (const std::string& s :
+         {std::string("prlimit"), "--memlock=" + memlock, std::string("env"), "NCCL_IB_TC=" + tc})
+      prefix.push_back(s);
+    return prefix;
+  };
+  std::string out;
+  EXPECT_EQ(demo.Run({"doctor", "--sample=0"}, &out, under("8388608:8388608", "106")), 1) << out;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(out, m, std::regex("\nFAIL  memlock +([^\n]*)"))) << out;
+  EXPECT_EQ(m[1].str().rfind("RLIMIT_MEMLOCK: 8 MiB < 512 MiB: memory registration (ibv_reg_mr) "
+                             "fails with ENOMEM, NCCL reports \"unhandled system error\"",
+                             0),
+            0u)
+      << m[1];
+  // NCCL_IB_TC=106 from the environment: DSCP 26, priority 3, where the demo has PFC.
+  EXPECT_NE(out.find("PASS  pfc                PFC on the NCCL priority only on all 4 RoCE PF "
+                     "ports (NCCL_IB_TC=106 from the environment)\n"),
+            std::string::npos)
+      << out;
+  // NCCL_IB_TC=128 (the deployment guide's value): priority 4, where PFC is off.
+  EXPECT_EQ(demo.Run({"doctor", "--sample=0"}, &out, under("8388608:8388608", "128")), 1) << out;
+  EXPECT_TRUE(std::regex_search(out, std::regex("\nFAIL  pfc +[^\n]*PFC off on NCCL priority 4")))
+      << out;
+  // With CAP_IPC_LOCK the limit does not apply (only checkable when we have it to keep).
+  if (!drop.empty()) {
+    EXPECT_EQ(demo.Run({"doctor", "--sample=0", "--nccl.ib-tc=106"}, &out,
+                       {"prlimit", "--memlock=65536:65536"}),
+              0)
+        << out;
+    EXPECT_NE(out.find("PASS  memlock            CAP_IPC_LOCK: the locked-memory limit (64 KiB) "
+                       "does not apply\n"),
+              std::string::npos)
+        << out;
+  }
+  // Raising the limit needs CAP_SYS_RESOURCE unless the hard limit allows it; then an unlimited
+  // limit passes.
+  rlimit limit{};
+  if (getrlimit(RLIMIT_MEMLOCK, &limit) == 0 && limit.rlim_max == RLIM_INFINITY) {
+    EXPECT_EQ(demo.Run({"doctor", "--sample=0"}, &out, under("unlimited", "106")), 0) << out;
+    EXPECT_NE(out.find("PASS  memlock            RLIMIT_MEMLOCK unlimited\n"), std::string::npos)
+        << out;
+  }
 }
 
 TEST(BinaryCli, DoctorFailsOnTheMisconfiguredDemo) {
@@ -119,6 +188,14 @@ TEST(BinaryCli, WrongFlagsExitTwoWithOneLine) {
     EXPECT_EQ(output.rfind("rdma_exporter: " + args[1] + ": ", 0), 0u) << output;
   }
   std::string output;
+  EXPECT_EQ(RunCommand({kExporter, "show-gid"}, &output), 2);  // a typo of a command
+  EXPECT_EQ(output,
+            "rdma_exporter: unknown command \"show-gid\" (commands: show-gids, show-counters, "
+            "ibdev2netdev, doctor; flags start with --; see --help)\n");
+  for (const char* command : {"show-gids", "show-counters", "ibdev2netdev", "doctor"}) {
+    EXPECT_EQ(RunCommand({kExporter, command, "--help"}, &output), 0) << command;
+    EXPECT_EQ(output.rfind("usage: rdma_exporter " + std::string(command), 0), 0u) << output;
+  }
   EXPECT_EQ(RunCommand({kExporter, "show-gids", "--path.sysfs=/nonexistent"}, &output), 0);
   EXPECT_EQ(output, std::string("DEV\tPORT\tINDEX\tGID\t\t\t\t\tIPv4  \t\tVER\tDEV\n") +
                         "---\t----\t-----\t---\t\t\t\t\t------------  \t---\t---\n" +

@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "cli_test_util.h"
+#include "flags.h"
 #include "test_util.h"
 
 namespace fs = std::filesystem;
@@ -264,6 +265,22 @@ TEST(CliArgs, WrongFlagsAreOneLineAndExitTwo) {
     EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
     EXPECT_EQ(run.err.rfind("rdma_exporter: " + args[0] + ": ", 0), 0u) << run.err;
   }
+}
+
+TEST(CliArgs, TopLevelUsageListsTheCommandsAndATypoIsAnUnknownCommand) {
+  std::string usage = UsageText();
+  for (const char* command : {"show-gids", "show-counters", "ibdev2netdev", "doctor"}) {
+    EXPECT_TRUE(IsCliCommand(command));
+    EXPECT_NE(usage.find("\n  " + std::string(command) + " "), std::string::npos) << command;
+  }
+  Options options;
+  std::string error;
+  EXPECT_FALSE(ParseFlags({"show-gid"}, &options, &error));
+  EXPECT_EQ(error,
+            "unknown command \"show-gid\" (commands: show-gids, show-counters, ibdev2netdev, "
+            "doctor; flags start with --; see --help)");
+  EXPECT_FALSE(ParseFlags({"-v"}, &options, &error));
+  EXPECT_EQ(error, "unexpected argument \"-v\" (flags start with --; see --help)");
 }
 
 TEST(CliArgs, HelpAndParsedValues) {
