@@ -793,19 +793,15 @@ Check TrustDscp(NodeView& v) {
       items.push_back({subject, Status::kPass, "trust dscp"});
       continue;
     }
-    // Upstream mlx5 trusts DSCP as soon as the APP table has a DSCP entry, so mapping the NCCL
-    // DSCP to the priority PFC protects is the generic fix (when that priority is clear).
-    std::string example;
-    std::string enabled = PriorityList(v, "rdma_pfc_enabled", dp.key);
+    // Upstream mlx5 trusts DSCP as soon as the APP table has a DSCP entry: mapping the NCCL
+    // DSCP to the priority PFC should protect is the generic fix. Which priority that is the
+    // operator decides (under PCP trust the doctor cannot derive it).
     auto tc = v.options.collector_options.nccl_ib_tc;
-    if (tc && enabled.size() == 1) {
-      example =
-          ", or dcb app add dev <netdev> dscp-prio " + std::to_string(*tc >> 2) + ":" + enabled;
-    }
+    std::string dscp = tc ? std::to_string(*tc >> 2) : "<dscp>";
     items.push_back({subject, Status::kFail,
                      "trust pcp: the DSCP of NCCL_IB_TC does not select the priority; fix: "
-                     "mlnx_qos -i <netdev> --trust dscp" +
-                         example});
+                     "mlnx_qos -i <netdev> --trust dscp, or dcb app add dev <netdev> dscp-prio " +
+                         dscp + ":<priority> (a DSCP entry switches mlx5 to DSCP trust)"});
   }
   size_t n = ports.size();
   return Finish(

@@ -419,7 +419,10 @@ TEST(CliDoctor, PcpTrustFailsTrustDscp) {
   SimNode node("misconfig");
   CliRun run = node.Run();
   EXPECT_EQ(StatusOf(run.out, "trust_dscp"), "FAIL");
-  EXPECT_EQ(ReasonOf(run.out, "trust_dscp").rfind("mlx5_0/1 (ens1f0np0): trust pcp", 0), 0u);
+  EXPECT_EQ(ReasonOf(run.out, "trust_dscp"),
+            "mlx5_0/1 (ens1f0np0): trust pcp: the DSCP of NCCL_IB_TC does not select the "
+            "priority; fix: mlnx_qos -i <netdev> --trust dscp, or dcb app add dev <netdev> "
+            "dscp-prio 26:<priority> (a DSCP entry switches mlx5 to DSCP trust)");
 }
 
 TEST(CliDoctor, EcnOffOnTheNcclPriorityFails) {
