@@ -27,9 +27,10 @@ constexpr Command kCommands[] = {
     {"show-gids", "show-gids [DEV...] [--json]",
      "The GID table of every port as MLNX_OFED's show_gids prints it (zero and bare fe80:: "
      "entries\n  skipped), then n_gids_found=N."},
-    {"show-counters", "show-counters [DEV...] [--interval=S] [--json]",
+    {"show-counters", "show-counters [DEV...] [--interval=S [--count=N]] [--json]",
      "Every PMA counter (data counters in bytes, saturated ones marked) and every hw counter "
-     "of each\n  port. With --interval, per-second rates between two reads S seconds apart."},
+     "of each\n  port. With --interval, per-second rates between two reads S seconds apart; "
+     "--count=N\n  repeats that N times (0: until interrupted), like watch."},
     {"ibdev2netdev", "ibdev2netdev [-v] [--json]",
      "The netdev of each RDMA port and its link (mlx5_0 port 1 ==> ens1f0np0 (Up)); -v adds "
      "the PCI\n  address, HCA type, board id, firmware and port state. Works for rxe too."},
@@ -56,7 +57,11 @@ std::string CommandUsage(const Command& c) {
                      "  --device-exclude=REGEX    Skip devices whose name fully matches.\n"
                      "  --json                    Machine-readable output.\n";
   if (c.name == "show-counters") {
-    text += "  --interval=S              Print per-second rates over S seconds (1, 500ms).\n";
+    text +=
+        "  --interval=S              Print per-second rates over S seconds (1, 500ms).\n"
+        "  --count=N                 With --interval: N tables, one per interval (default 1, 0 "
+        "= until\n"
+        "                            interrupted).\n";
   } else if (c.name == "ibdev2netdev") {
     text += "  -v, --verbose             PCI address, HCA type, firmware and port state.\n";
   } else if (c.name == "doctor") {
@@ -145,7 +150,8 @@ bool ParseCliArgs(const std::vector<std::string>& args, CliOptions* options, std
       continue;
     }
     bool known = name == "path.sysfs" || name == "path.fixtures" || name == "device-include" ||
-                 name == "device-exclude" || (name == "interval" && cmd == "show-counters") ||
+                 name == "device-exclude" ||
+                 (cmd == "show-counters" && (name == "interval" || name == "count")) ||
                  (cmd == "doctor" && (name == "nccl.ib-tc" || name == "roce.min-mtu" ||
                                       name == "path.dev" || name == "sample"));
     if (!known) {
@@ -185,6 +191,14 @@ bool ParseCliArgs(const std::vector<std::string>& args, CliOptions* options, std
       } else {
         options->sample_seconds = *seconds;
       }
+    } else if (name == "count") {
+      unsigned number = 0;
+      auto [ptr, ec] = std::from_chars(value->data(), value->data() + value->size(), number);
+      if (value->empty() || ec != std::errc() || ptr != value->data() + value->size()) {
+        *error = cmd + ": invalid --count \"" + *value + "\" (a number of tables, 0 = no end)";
+        return false;
+      }
+      options->count = number;
     } else {  // nccl.ib-tc, roce.min-mtu
       unsigned number = 0;
       auto [ptr, ec] = std::from_chars(value->data(), value->data() + value->size(), number);
@@ -201,6 +215,10 @@ bool ParseCliArgs(const std::vector<std::string>& args, CliOptions* options, std
         options->collector_options.roce_min_mtu = number;
       }
     }
+  }
+  if (options->count != 1 && !options->interval_seconds) {
+    *error = cmd + ": --count needs --interval";
+    return false;
   }
   return true;
 }

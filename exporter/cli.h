@@ -32,6 +32,7 @@ struct CliOptions {
   bool json = false;
   bool verbose = false;                    // ibdev2netdev -v
   std::optional<double> interval_seconds;  // show-counters --interval
+  unsigned count = 1;                      // show-counters --count: tables; 0 = until killed
   double sample_seconds = 2;               // doctor --sample
   CollectorOptions collector_options;      // --nccl.ib-tc, --roce.min-mtu
 };

@@ -301,23 +301,12 @@ const CounterValue* FindValue(const std::vector<CounterBlock>& blocks, const Cou
 
 }  // namespace
 
-int ShowCounters(const CliOptions& options, std::ostream& out, std::ostream& err) {
-  CliNode node(options);
-  std::string error;
-  if (!node.Discover(&error)) {
-    err << "rdma_exporter: " << error << "\n";
-    return 1;
-  }
-  std::vector<CounterBlock> before;
-  double seconds = 0;
-  if (options.interval_seconds) {
-    before = ReadCounters(node);
-    auto start = std::chrono::steady_clock::now();
-    std::this_thread::sleep_for(std::chrono::duration<double>(*options.interval_seconds));
-    seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  }
-  std::vector<CounterBlock> blocks = ReadCounters(node);
+namespace {
 
+// One table: the values of `blocks`, with per-second rates against `before` when an interval
+// was asked for.
+void PrintCounters(const CliOptions& options, const std::vector<CounterBlock>& before,
+                   const std::vector<CounterBlock>& blocks, double seconds, std::ostream& out) {
   size_t name_width = 24;
   for (const auto& block : blocks) {
     for (const auto& group : block.groups) {
@@ -419,6 +408,34 @@ int ShowCounters(const CliOptions& options, std::ostream& out, std::ostream& err
     if (options.json) out << "}";
   }
   if (options.json) out << (first_block ? "]}\n" : "\n]}\n");
+}
+
+}  // namespace
+
+int ShowCounters(const CliOptions& options, std::ostream& out, std::ostream& err) {
+  CliNode node(options);
+  std::string error;
+  if (!node.Discover(&error)) {
+    err << "rdma_exporter: " << error << "\n";
+    return 1;
+  }
+  if (!options.interval_seconds) {
+    PrintCounters(options, {}, ReadCounters(node), 0, out);
+    return 0;
+  }
+  // Like watch: --count tables (0 = until interrupted), each the rates over one interval.
+  std::vector<CounterBlock> before = ReadCounters(node);
+  auto start = std::chrono::steady_clock::now();
+  for (unsigned i = 0; options.count == 0 || i < options.count; ++i) {
+    std::this_thread::sleep_for(std::chrono::duration<double>(*options.interval_seconds));
+    auto now = std::chrono::steady_clock::now();
+    std::vector<CounterBlock> after = ReadCounters(node);
+    if (i > 0 && !options.json) out << "\n";
+    PrintCounters(options, before, after, std::chrono::duration<double>(now - start).count(), out);
+    out.flush();
+    before = std::move(after);
+    start = now;
+  }
   return 0;
 }
 

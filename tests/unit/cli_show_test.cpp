@@ -242,6 +242,34 @@ TEST(CliShowCounters, TextIntervalColumns) {
   EXPECT_TRUE(std::regex_search(run.out, std::regex("\n    rdma_sends +200 +0\\.0 /s\n")));
 }
 
+TEST(CliShowCounters, CountRepeatsTheRateTableLikeWatch) {
+  TempDir dir;
+  fs::copy(RxeCaptureSysfs(), dir.path(),
+           fs::copy_options::recursive | fs::copy_options::copy_symlinks);
+  // rdma_sends +50 during the second interval only (0.5-1.0 s; written at 0.75 s).
+  std::thread writer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(750));
+    dir.Write("devices/virtual/infiniband/rxe1/ports/1/hw_counters/rdma_sends", "250\n");
+  });
+  CliRun run = RunCliCommand(
+      {"show-counters", "rxe1", "--interval=0.5", "--count=2", "--path.sysfs=" + dir.path()});
+  writer.join();
+  EXPECT_EQ(run.code, 0) << run.err;
+  std::vector<std::string> tables;
+  std::regex header("rxe1 port 1 \\(Ethernet, eth1\\): per-second rates over 0\\.[0-9]+ s\n");
+  for (auto it = std::sregex_iterator(run.out.begin(), run.out.end(), header);
+       it != std::sregex_iterator(); ++it)
+    tables.push_back(run.out.substr(static_cast<size_t>(it->position())));
+  ASSERT_EQ(tables.size(), 2u) << run.out;
+  EXPECT_TRUE(std::regex_search(tables[0], std::regex("\n    rdma_sends +200 +0\\.0 /s\n")))
+      << run.out;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(tables[1], m, std::regex("\n    rdma_sends +250 +([0-9.]+) /s\n")))
+      << run.out;
+  EXPECT_GT(std::stod(m[1]), 50 / 1.0);  // +50 over about 0.5 s
+  EXPECT_LT(std::stod(m[1]), 50 / 0.4);
+}
+
 TEST(CliArgs, WrongFlagsAreOneLineAndExitTwo) {
   const std::vector<std::vector<std::string>> cases = {
       {"show-gids", "--bogus"},
@@ -249,6 +277,8 @@ TEST(CliArgs, WrongFlagsAreOneLineAndExitTwo) {
       {"show-counters", "--interval=0"},
       {"show-counters", "--interval=abc"},
       {"show-counters", "--interval"},
+      {"show-counters", "--count=2"},
+      {"show-counters", "--interval=1", "--count=-1"},
       {"ibdev2netdev", "mlx5_0"},
       {"ibdev2netdev", "--interval=1"},
       {"doctor", "mlx5_0"},
