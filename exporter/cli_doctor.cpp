@@ -429,8 +429,35 @@ Check DevicesPresent(NodeView& v) {
     items.push_back({JoinPath("/sys", e.path), Status::kFail,
                      std::string("unreadable: ") + std::strerror(e.err)});
   }
+  bool filtered = !v.options.device_include.empty() || !v.options.device_exclude.empty();
+  // What lspci shows and ibv_devices does not: a Mellanox network function (PF) on the PCI bus,
+  // bound to mlx5_core (or to no driver), without an RDMA device — mlx5_ib not loaded, or RDMA
+  // disabled on the function. VFs (often given to VMs through vfio-pci) are not expected to have
+  // one here. Skipped with device filters: the operator chose which devices matter.
+  std::vector<std::string> functions;
+  SysfsReader& sysfs = v.node.sysfs();
+  if (!filtered && sysfs.ListDir("bus/pci/devices", &functions) == 0) {
+    for (const auto& bdf : functions) {
+      std::string dir = JoinPath("bus/pci/devices", bdf);
+      std::string vendor, pci_class, target;
+      if (sysfs.ReadFile(JoinPath(dir, "vendor"), &vendor) != 0 || Trim(vendor) != "0x15b3" ||
+          sysfs.ReadFile(JoinPath(dir, "class"), &pci_class) != 0 ||
+          Trim(pci_class).rfind("0x02", 0) != 0 || sysfs.Exists(JoinPath(dir, "physfn")) ||
+          sysfs.Exists(JoinPath(dir, "infiniband"))) {
+        continue;
+      }
+      std::string driver;
+      if (sysfs.ReadLink(JoinPath(dir, "driver"), &target) == 0) {
+        driver = target.substr(target.find_last_of('/') + 1);
+      }
+      if (!driver.empty() && driver != "mlx5_core") continue;
+      items.push_back({bdf, Status::kFail,
+                       "Mellanox network function without an RDMA device (" +
+                           (driver.empty() ? std::string("no driver bound") : "mlx5_core bound") +
+                           "): mlx5_ib not loaded, or RDMA disabled on it"});
+    }
+  }
   if (list.empty()) {
-    bool filtered = !v.options.device_include.empty() || !v.options.device_exclude.empty();
     items.push_back(
         {JoinPath(v.options.sysfs_root, "class/infiniband"), Status::kFail,
          std::string("no RDMA devices") + (filtered ? " (after the device filters)" : "")});

@@ -561,6 +561,26 @@ TEST(CliDoctor, MalformedOrUnreadableFilesGiveReasonsNotCrashes) {
   }
 }
 
+TEST(CliDoctor, ConnectXOnThePciBusWithoutAnRdmaDeviceFails) {
+  // mlx5_ib unloaded for mlx5_1's function: the PCI function stays, its infiniband/ goes.
+  SimNode node;
+  std::string link = node.dir().path() + "/sys/class/infiniband/mlx5_1";
+  fs::path device = fs::canonical(link);
+  std::string bdf = device.parent_path().parent_path().filename();
+  fs::remove_all(device.parent_path());  // <pci>/infiniband
+  fs::remove(link);
+  CliRun run = node.Run();
+  EXPECT_EQ(run.code, 1);
+  EXPECT_EQ(ReasonOf(run.out, "devices_present"),
+            bdf +
+                ": Mellanox network function without an RDMA device (mlx5_core bound): mlx5_ib "
+                "not loaded, or RDMA disabled on it")
+      << run.out;
+  // With device filters the operator scoped the check to named devices.
+  run = node.Run({"--device-include=mlx5_0"});
+  EXPECT_EQ(StatusOf(run.out, "devices_present"), "PASS") << run.out;
+}
+
 TEST(CliDoctor, UnreadablePortsDirectoryFailsDevicesPresent) {
   SimNode node;
   std::string ports = node.dir().path() + "/sys/class/infiniband/mlx5_1/ports";
