@@ -346,7 +346,7 @@ Check UverbsDevices(NodeView& v) {
   std::vector<std::string> opened;
   for (const auto& n : uverbs) {
     std::string path = JoinPath(dir, n);
-    int fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
+    int fd = open(path.c_str(), O_RDWR | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (fd < 0) {
       items.push_back({path, Status::kFail, std::string("cannot open: ") + std::strerror(errno)});
       continue;

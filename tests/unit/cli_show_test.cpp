@@ -124,6 +124,47 @@ TEST(CliIbdev2Netdev, Mlx5RoceLinesAndVerbose) {
   ExpectGolden("ibdev2netdev-v-mlx5-roce.txt", verbose.out);
 }
 
+// A ConnectX-6 Dx VPD as the PCI spec lays it out: identifier string, VPD-R with PN/EC/SN/RV, end.
+std::string ConnectX6DxVpd() {
+  auto large = [](char tag, const std::string& body) {
+    return std::string(1, tag) + char(body.size() & 0xff) + char(body.size() >> 8) + body;
+  };
+  auto keyword = [](const std::string& key, const std::string& data) {
+    return key + char(data.size()) + data;
+  };
+  std::string id = "ConnectX-6 Dx EN adapter card, 100GbE, Dual-port QSFP56, PCIe 4.0 x16";
+  std::string ro = keyword("PN", "MCX623106AN-CDAT") + keyword("EC", "A6") +
+                   keyword("SN", "MT2101X12345") + keyword("RV", std::string(1, '\x5a'));
+  return large('\x82', id) + large('\x90', ro) + std::string(1, '\x78');
+}
+
+TEST(CliIbdev2Netdev, VerboseTakesPartNumberAndNameFromTheVpd) {
+  TempDir dir;
+  fs::copy(FixturePath("mlx5-roce"), dir.path(),
+           fs::copy_options::recursive | fs::copy_options::copy_symlinks);
+  dir.Write("devices/pci0000:00/0000:00:02.0/0000:3b:00.0/vpd", ConnectX6DxVpd());
+  // A VPD that is only garbage: the board id stays.
+  dir.Write("devices/pci0000:00/0000:00:02.0/0000:3b:00.1/vpd", std::string("\xff\xff\x00\x13", 4));
+  CliRun run = RunCliCommand({"ibdev2netdev", "-v", "--path.sysfs=" + dir.path()});
+  EXPECT_EQ(run.code, 0) << run.err;
+  EXPECT_EQ(run.out,
+            "0000:3b:00.0 mlx5_0 (MT4125 - MCX623106AN-CDAT) ConnectX-6 Dx EN adapter card, "
+            "100GbE, Dual-port QSFP56, PCIe 4.0 x16 fw 22.39.1002 port 1 (ACTIVE) ==> ens1f0np0 "
+            "(Up)\n"
+            "0000:3b:00.1 mlx5_1 (MT4126 - MT_0000000359) fw 22.39.1002 port 1 (ACTIVE) ==> "
+            "ens1f0v0 (Up)\n"
+            "0000:5e:00.0 mlx5_2 (MT4125 - MT_0000000359) fw 22.36.1010 port 1 (NA    ) ==> "
+            "ens2f0np0 (Down)\n");
+  CliRun json = RunCliCommand({"ibdev2netdev", "--json", "mlx5_0", "--path.sysfs=" + dir.path()});
+  EXPECT_EQ(json.code, 2);  // no device arguments
+  json = RunCliCommand({"ibdev2netdev", "--json", "--path.sysfs=" + dir.path()});
+  EXPECT_NE(json.out.find("\"board_id\":\"MT_0000000359\",\"part_number\":\"MCX623106AN-CDAT\","
+                          "\"description\":\"ConnectX-6 Dx EN adapter card, 100GbE, Dual-port "
+                          "QSFP56, PCIe 4.0 x16\""),
+            std::string::npos)
+      << json.out;
+}
+
 TEST(CliIbdev2Netdev, IpoibNetdevsAndPortsWithoutNetdevAreNotListed) {
   CliRun run = RunCliCommand({"ibdev2netdev", "-v", "--path.sysfs=" + FixturePath("mlx5-ib")});
   EXPECT_EQ(run.code, 0);
