@@ -38,7 +38,7 @@ bool GidTableCollector::Collect(const Inventory& inventory, CollectContext& ctx,
   for (const auto& device : inventory.devices) {
     for (const auto& port : device.ports) {
       std::string dir = JoinPath(port.dir, "gids");
-      int err = ctx.sysfs().ListDir(dir, &names);
+      int err = ctx.sysfs().ListAttributeDir(dir, &names);
       if (err != 0) {
         if (err != ENOENT) ctx.ReadFailed(dir, err);
         continue;

@@ -187,7 +187,7 @@ std::vector<std::pair<std::string, uint64_t>> ReadHwCounterDir(CollectContext& c
                                                                bool* listed) {
   std::vector<std::pair<std::string, uint64_t>> out;
   std::vector<std::string> files;
-  int err = ctx.sysfs().ListDir(dir, &files);
+  int err = ctx.sysfs().ListAttributeDir(dir, &files);
   if (listed != nullptr) *listed = err == 0;
   if (err != 0) {
     if (err != ENOENT) ctx.ReadFailed(dir, err);  // no hw_counters: driver has none

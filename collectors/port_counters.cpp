@@ -95,7 +95,7 @@ std::map<std::string, PmaReading> ReadPmaCounters(CollectContext& ctx, const Por
   // file name (as in counters/) -> value; counters_ext overrides with 64-bit values.
   std::map<std::string, PmaReading> readings;
   std::string dir = JoinPath(port.dir, "counters");
-  int err = ctx.sysfs().ListDir(dir, &files);
+  int err = ctx.sysfs().ListAttributeDir(dir, &files);
   if (err != 0 && err != ENOENT) ctx.ReadFailed(dir, err);  // no PMA: no directory (rxe)
   // The extended table (unicast_* present) has 64-bit data/packet counters; the basic
   // table's are 32-bit and saturate within seconds at 100 Gb/s.
@@ -113,7 +113,7 @@ std::map<std::string, PmaReading> ReadPmaCounters(CollectContext& ctx, const Por
     readings[file] = {*parsed, width};
   }
   std::string ext_dir = JoinPath(port.dir, "counters_ext");
-  err = ctx.sysfs().ListDir(ext_dir, &files);
+  err = ctx.sysfs().ListAttributeDir(ext_dir, &files);
   if (err != 0 && err != ENOENT) ctx.ReadFailed(ext_dir, err);
   for (const auto& file : files) {
     std::string path = JoinPath(ext_dir, file);

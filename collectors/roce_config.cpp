@@ -20,7 +20,7 @@ constexpr const char* kOkHelp =
 std::optional<bool> HasRoutableRoceV2Gid(CollectContext& ctx, const PortInfo& port) {
   std::vector<std::string> names;
   std::string gid_dir = JoinPath(port.dir, "gids");
-  if (ctx.sysfs().ListDir(gid_dir, &names) != 0) return std::nullopt;
+  if (ctx.sysfs().ListAttributeDir(gid_dir, &names) != 0) return std::nullopt;
   std::string gid, type;
   for (const auto& index : names) {
     if (ctx.sysfs().ReadFile(JoinPath(gid_dir, index), &gid) != 0) continue;

@@ -19,23 +19,30 @@ constexpr size_t kMaxFileSize = 64 * 1024;
 constexpr rlim_t kReservedFds = 512;
 
 int ReadAll(int fd, std::string* out) {
-  out->resize(4096);
-  size_t filled = 0;
-  for (;;) {
-    ssize_t n = pread(fd, out->data() + filled, out->size() - filled, static_cast<off_t>(filled));
+  // Read into a stack buffer: resizing the string first would zero-fill a page per read.
+  char buf[4096];
+  ssize_t n;
+  do {
+    n = pread(fd, buf, sizeof(buf), 0);
+  } while (n < 0 && errno == EINTR);
+  if (n < 0) {
+    int err = errno;
+    out->clear();
+    return err;
+  }
+  out->assign(buf, static_cast<size_t>(n));
+  // sysfs returns a whole attribute in one read; a short read means end of file.
+  while (n > 0 && out->size() % sizeof(buf) == 0 &&
+         out->size() < kMaxFileSize) {
+    n = pread(fd, buf, sizeof(buf), static_cast<off_t>(out->size()));
+    if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
-      if (errno == EINTR) continue;
       int err = errno;
       out->clear();
       return err;
     }
-    filled += static_cast<size_t>(n);
-    // sysfs returns a whole attribute in one read; a short read means end of file.
-    if (n == 0 || filled < out->size()) break;
-    if (out->size() >= kMaxFileSize) break;
-    out->resize(out->size() * 2);
+    out->append(buf, static_cast<size_t>(n));
   }
-  out->resize(filled);
   return 0;
 }
 
@@ -137,6 +144,22 @@ int SysfsReader::ListDir(const std::string& path, std::vector<std::string>* name
   return 0;
 }
 
+int SysfsReader::ListAttributeDir(const std::string& path, std::vector<std::string>* names) {
+  auto [it, inserted] = listings_.try_emplace(path);
+  CachedListing& listing = it->second;
+  if (inserted) {
+    listing.error = ListDir(path, &listing.names);
+    // Transient failures (EMFILE, ENOMEM, EACCES after a remount) are not remembered.
+    if (listing.error != 0 && listing.error != ENOENT) {
+      listings_.erase(it);
+      return ListDir(path, names);
+    }
+  }
+  listing.last_used = generation_;
+  *names = listing.names;
+  return listing.error;
+}
+
 int SysfsReader::ReadLink(const std::string& path, std::string* target) {
   char buf[4096];
   ssize_t n = readlink(JoinPath(root_, path).c_str(), buf, sizeof(buf));
@@ -150,6 +173,9 @@ bool SysfsReader::Exists(const std::string& path) {
 }
 
 void SysfsReader::CloseUnder(std::string_view prefix) {
+  std::erase_if(listings_, [&](const auto& entry) {
+    return std::string_view(entry.first).substr(0, prefix.size()) == prefix;
+  });
   for (auto it = files_.begin(); it != files_.end();) {
     if (std::string_view(it->first).substr(0, prefix.size()) == prefix) {
       close(it->second.fd);
@@ -161,6 +187,7 @@ void SysfsReader::CloseUnder(std::string_view prefix) {
 }
 
 void SysfsReader::SweepUnused() {
+  std::erase_if(listings_, [&](const auto& entry) { return entry.second.last_used < generation_; });
   for (auto it = files_.begin(); it != files_.end();) {
     if (it->second.last_used < generation_) {
       close(it->second.fd);

@@ -31,6 +31,12 @@ class SysfsReader {
   virtual int ReadFile(const std::string& path, std::string* out);
   // Sorted entry names of a directory, without "." and "..". Returns 0 or an errno value.
   virtual int ListDir(const std::string& path, std::vector<std::string>* names);
+  // ListDir for an attribute directory of a registered port or device (counters/, hw_counters/,
+  // gids/): the kernel creates its entries when the object registers and never changes them
+  // while it exists, so the listing (or its error) is cached and costs no syscall on later
+  // polls. Dropped with the object's files (CloseUnder) or when not asked for in a poll
+  // (SweepUnused), so a re-registered device is listed afresh.
+  int ListAttributeDir(const std::string& path, std::vector<std::string>* names);
   // Target of a symbolic link, as stored. Returns 0 or an errno value.
   virtual int ReadLink(const std::string& path, std::string* target);
   virtual bool Exists(const std::string& path);
@@ -52,9 +58,15 @@ class SysfsReader {
     std::string content;  // of the read in generation last_used
   };
   int ReadCached(const std::string& path, CachedFile* file, std::string* out);
+  struct CachedListing {
+    uint64_t last_used = 0;
+    int error = 0;
+    std::vector<std::string> names;
+  };
 
   std::string root_;
   std::unordered_map<std::string, CachedFile> files_;
+  std::unordered_map<std::string, CachedListing> listings_;
   uint64_t generation_ = 1;
   bool fd_cache_full_ = false;
   size_t max_cached_files_ = 1 << 20;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <fstream>
 
 #include "test_util.h"
@@ -114,6 +115,62 @@ TEST(SysfsReader, CloseUnderDropsOneDevicesFiles) {
   reader.ReadFile("class/infiniband/mlx5_01/a", &out);
   reader.CloseUnder("class/infiniband/mlx5_0/");
   EXPECT_EQ(reader.cached_files(), 1u);
+}
+
+TEST(SysfsReader, ReadsFilesOfExactlyOnePageWhole) {
+  TempDir dir;
+  std::string page(4096, 'p');
+  dir.Write("page", page);
+  dir.Write("empty", "");
+  SysfsReader reader(dir.path());
+  std::string out;
+  ASSERT_EQ(reader.ReadFile("page", &out), 0);
+  EXPECT_EQ(out, page);
+  ASSERT_EQ(reader.ReadFile("empty", &out), 0);
+  EXPECT_EQ(out, "");
+}
+
+TEST(SysfsReader, AttributeDirListingsAreCachedWhileInUse) {
+  TempDir dir;
+  dir.Write("class/infiniband/mlx5_0/ports/1/counters/a", "1");
+  SysfsReader reader(dir.path());
+  const std::string counters = "class/infiniband/mlx5_0/ports/1/counters";
+  const std::string missing = "class/infiniband/mlx5_0/ports/1/counters_ext";
+  std::vector<std::string> names;
+  ASSERT_EQ(reader.ListAttributeDir(counters, &names), 0);
+  EXPECT_EQ(names, std::vector<std::string>{"a"});
+  EXPECT_EQ(reader.ListAttributeDir(missing, &names), ENOENT);
+  EXPECT_TRUE(names.empty());
+  // The kernel never adds attributes to a registered port; a file added behind the reader's
+  // back is therefore not seen while the listing is in use, and neither is a new directory.
+  dir.Write(counters + "/b", "2");
+  dir.Write(missing + "/c", "3");
+  reader.SweepUnused();
+  ASSERT_EQ(reader.ListAttributeDir(counters, &names), 0);
+  EXPECT_EQ(names, std::vector<std::string>{"a"});
+  EXPECT_EQ(reader.ListAttributeDir(missing, &names), ENOENT);
+  // A re-registered device (CloseUnder) is listed afresh.
+  reader.CloseUnder("class/infiniband/mlx5_0/");
+  ASSERT_EQ(reader.ListAttributeDir(counters, &names), 0);
+  EXPECT_EQ(names, (std::vector<std::string>{"a", "b"}));
+  // A listing not asked for during a poll is dropped by the sweep.
+  reader.SweepUnused();
+  reader.SweepUnused();
+  ASSERT_EQ(reader.ListAttributeDir(missing, &names), 0);
+  EXPECT_EQ(names, std::vector<std::string>{"c"});
+}
+
+TEST(SysfsReader, TransientListingErrorsAreNotCached) {
+  TempDir dir;
+  dir.Write("d/file", "1");
+  SysfsReader reader(dir.path());
+  std::vector<std::string> names;
+  EXPECT_EQ(reader.ListAttributeDir("d/file", &names), ENOTDIR);
+  // ENOTDIR is not "absent": the next call lists again and sees the directory that replaced it.
+  ASSERT_EQ(std::remove((dir.path() + "/d/file").c_str()), 0);
+  dir.Write("d/file/x", "1");
+  ASSERT_EQ(reader.ListAttributeDir("d/file", &names), 0);
+  EXPECT_EQ(names, std::vector<std::string>{"x"});
 }
 
 }  // namespace
