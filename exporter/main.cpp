@@ -33,7 +33,9 @@ void RaiseFileLimit() {
 // glibc gives each allocating thread its own arena (up to 8 per core), each keeping its freed
 // memory. The exporter allocates on the poller thread (a snapshot per poll) and on CivetWeb's
 // workers (request buffers); two arenas are plenty and keep RSS close to what is live.
-void TuneAllocator() { mallopt(M_ARENA_MAX, 2); }
+void TuneAllocator() {
+  mallopt(M_ARENA_MAX, 2);
+}
 
 PollerConfig MakePollerConfig(const Options& options) {
   PollerConfig config;

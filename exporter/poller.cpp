@@ -31,8 +31,7 @@ std::string Gzip(const std::string& data) {
   z_stream zs{};
   // windowBits 15 + 16 selects the gzip wrapper. Level 1: the exposition's repeated metric and
   // label names compress almost as well as at the default level 6 at a fraction of the CPU.
-  if (deflateInit2(&zs, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) !=
-      Z_OK) {
+  if (deflateInit2(&zs, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
     return "";
   }
   std::string out;

@@ -32,8 +32,7 @@ int ReadAll(int fd, std::string* out) {
   }
   out->assign(buf, static_cast<size_t>(n));
   // sysfs returns a whole attribute in one read; a short read means end of file.
-  while (n > 0 && out->size() % sizeof(buf) == 0 &&
-         out->size() < kMaxFileSize) {
+  while (n > 0 && out->size() % sizeof(buf) == 0 && out->size() < kMaxFileSize) {
     n = pread(fd, buf, sizeof(buf), static_cast<off_t>(out->size()));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
