@@ -979,9 +979,10 @@ Check PfcStorm(NodeView& v) {
       }
       items.push_back({subject, Status::kFail, reason});
     } else if (!port.earlier.empty()) {
-      items.push_back({subject, Status::kWarn,
-                       Join(port.earlier, " and ") +
-                           " pause-storm events since the driver loaded, none during the sample"});
+      items.push_back(
+          {subject, Status::kWarn,
+           Join(port.earlier, " and ") + " pause-storm events since the driver loaded, " +
+               (v.sample_seconds > 0 ? "none during the sample" : "not sampled (--sample=0)")});
     } else {
       items.push_back({subject, Status::kPass, "no pause-storm events"});
     }

@@ -111,6 +111,12 @@ TEST(CliDoctor, Mlx5RoceFixtureGolden) {
             std::string::npos);
   EXPECT_EQ(ReasonOf(run.out, "pfc_storm"),
             "mlx5_0/1 (ens1f0np0): 3 warning and 1 error pause-storm events since the driver "
+            "loaded, not sampled (--sample=0)");
+  CliRun sampled =
+      RunDoctor({"--path.sysfs=" + FixturePath("mlx5-roce"), "--path.fixtures=" + FixturePath(""),
+                 "--nccl.ib-tc=106", "--sample=0.1", dev.flag()});
+  EXPECT_EQ(ReasonOf(sampled.out, "pfc_storm"),
+            "mlx5_0/1 (ens1f0np0): 3 warning and 1 error pause-storm events since the driver "
             "loaded, none during the sample");
   // Saturated error counters are blind spots (data counters are not reported here).
   EXPECT_EQ(ReasonOf(run.out, "error_counters"),
