@@ -311,6 +311,31 @@ TEST(CliShowCounters, CountRepeatsTheRateTableLikeWatch) {
   EXPECT_LT(std::stod(m[1]), 50 / 0.4);
 }
 
+TEST(CliFilters, EveryCommandHonoursTheDeviceFilters) {
+  std::string sys = "--path.sysfs=" + FixturePath("mlx5-roce");
+  CliRun links = RunCliCommand({"ibdev2netdev", "--device-exclude=mlx5_[12]", sys});
+  EXPECT_EQ(links.out, "mlx5_0 port 1 ==> ens1f0np0 (Up)\n");
+  CliRun counters = RunCliCommand({"show-counters", "--device-include=mlx5_1", sys});
+  EXPECT_EQ(counters.out.rfind("mlx5_1 port 1 (Ethernet, ens1f0v0)\n", 0), 0u) << counters.out;
+  EXPECT_EQ(counters.out.find("mlx5_0"), std::string::npos);
+  EXPECT_EQ(counters.out.find("mlx5_2"), std::string::npos);
+  // The doctor without the broken mlx5_2: its port, PCIe and PCP-trust failures are gone.
+  CliOptions options;
+  std::string error;
+  ASSERT_TRUE(ParseCliArgs({"doctor", sys, "--device-exclude=mlx5_2", "--sample=0",
+                            "--path.fixtures=" + FixturePath("")},
+                           &options, &error));
+  std::ostringstream out, err;
+  Doctor(options, ProcessEnv{}, out, err);
+  EXPECT_NE(out.str().find("PASS  port_active        all 2 ports ACTIVE/LinkUp\n"),
+            std::string::npos)
+      << out.str();
+  EXPECT_NE(out.str().find("PASS  pcie_link          at max: mlx5_0 16 GT/s x16\n"),
+            std::string::npos)
+      << out.str();
+  EXPECT_EQ(out.str().find("mlx5_2"), std::string::npos) << out.str();
+}
+
 TEST(CliArgs, WrongFlagsAreOneLineAndExitTwo) {
   const std::vector<std::vector<std::string>> cases = {
       {"show-gids", "--bogus"},
