@@ -488,7 +488,7 @@ Check PortActive(NodeView& v) {
     }
   }
   return Finish("port_active", std::move(items),
-                "all " + std::to_string(ok) + " ports ACTIVE/LinkUp");
+                ok == 0 ? "no ports" : "all " + std::to_string(ok) + " ports ACTIVE/LinkUp");
 }
 
 Check LinkLayer(NodeView& v) {
@@ -1090,7 +1090,8 @@ Check ErrorCounters(NodeView& v) {
   if (watched == 0 && !v.inventory().devices.empty()) {
     items.push_back({"node", Status::kWarn, "no error counter could be read"});
   }
-  std::string summary = v.sample_seconds > 0
+  std::string summary = v.inventory().devices.empty() ? "no devices"
+                        : v.sample_seconds > 0
                             ? "none of " + std::to_string(watched) + " error counters rose in " +
                                   Number(v.sample_seconds) + " s"
                             : "not sampled (--sample=0)";
@@ -1161,7 +1162,7 @@ int Doctor(const CliOptions& given, const ProcessEnv& env, std::ostream& out, st
   SampleIndex before(node.Collect(collectors));
   double sample = 0;
   std::optional<SampleIndex> after;
-  if (options.sample_seconds > 0) {
+  if (options.sample_seconds > 0 && !node.inventory().devices.empty()) {
     auto start = std::chrono::steady_clock::now();
     std::this_thread::sleep_for(std::chrono::duration<double>(options.sample_seconds));
     after.emplace(node.Collect(collectors));

@@ -330,9 +330,17 @@ TEST(CliDoctor, MemlockLimitBelow512MiBFailsAboveWarnsCapIpcLockPasses) {
 
 TEST(CliDoctor, NoDevicesFails) {
   SimNode node;
-  CliRun run = node.Run({"--device-include=nomatch"});
+  auto start = std::chrono::steady_clock::now();
+  CliRun run = node.Run({"--device-include=nomatch", "--sample=2"});
   EXPECT_EQ(run.code, 1);
   EXPECT_EQ(StatusOf(run.out, "devices_present"), "FAIL");
+  EXPECT_TRUE(std::regex_search(ReasonOf(run.out, "devices_present"),
+                                std::regex(": no RDMA devices \\(after the device filters\\)$")))
+      << run.out;
+  // Nothing to look at: the port checks say so, and there is no sample to wait for.
+  EXPECT_EQ(ReasonOf(run.out, "port_active"), "no ports");
+  EXPECT_EQ(ReasonOf(run.out, "error_counters"), "no devices");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
 }
 
 TEST(CliDoctor, LinkDownFailsPortActive) {
