@@ -33,10 +33,15 @@ constexpr Command kCommands[] = {
      "--count=N\n  repeats that N times (0: until interrupted), like watch."},
     {"ibdev2netdev", "ibdev2netdev [-v] [--json]",
      "The netdev of each RDMA port and its link (mlx5_0 port 1 ==> ens1f0np0 (Up)); -v adds "
-     "the PCI\n  address, HCA type, board id, firmware and port state. Works for rxe too."},
-    {"doctor", "doctor [--nccl.ib-tc=N] [--sample=S] [--path.dev=/dev] [--json]",
+     "the PCI\n  address, HCA type, part number and name (PCI VPD, root only; else the board "
+     "id), firmware\n  and port state. Works for rxe too."},
+    {"doctor",
+     "doctor [--nccl.ib-tc=N] [--roce.min-mtu=4200] [--sample=S] [--path.dev=/dev] [--json]",
      "Node checklist for RDMA/NCCL: one PASS/WARN/FAIL line per check. Exit 0 when nothing "
-     "fails,\n  1 when a check fails (usable as an init container or node health check)."},
+     "fails,\n  1 when a check fails (usable as an init container or node health check).\n\n"
+     "  Checks: kernel_modules, driver_firmware, uverbs_devices, memlock (of this process),\n"
+     "  devices_present, port_active, link_layer, port_rate_uniform, pcie_link, roce_v2_gid,\n"
+     "  netdev_mtu, pfc, trust_dscp, ecn, pfc_storm, error_counters."},
 };
 
 const Command* FindCommand(std::string_view name) {
@@ -63,11 +68,13 @@ std::string CommandUsage(const Command& c) {
         "= until\n"
         "                            interrupted).\n";
   } else if (c.name == "ibdev2netdev") {
-    text += "  -v, --verbose             PCI address, HCA type, firmware and port state.\n";
+    text +=
+        "  -v, --verbose             PCI address, HCA type, part number, firmware, port state.\n";
   } else if (c.name == "doctor") {
     text +=
         "  --nccl.ib-tc=N            NCCL_IB_TC of the jobs: the NCCL priority for the PFC "
-        "and ECN checks.\n"
+        "and ECN checks\n"
+        "                            (default: NCCL_IB_TC of the environment, if set).\n"
         "  --roce.min-mtu=4200       Smallest acceptable RoCE netdev MTU.\n"
         "  --path.dev=/dev           Where /dev/infiniband/uverbs* are looked for.\n"
         "  --sample=2s               Window over which error counters must not rise (0 = "
