@@ -191,6 +191,15 @@ TEST(CliDoctor, RxeCaptureWithItsLsmodNeedsRdmaRxeNotMlx5) {
   EXPECT_EQ(ReasonOf(run.out, "kernel_modules").find("mlx5"), std::string::npos) << run.out;
 }
 
+TEST(CliDoctor, JsonGoldenOnTheRoceFixture) {
+  DevDir dev(3);
+  CliRun run =
+      RunDoctor({"--path.sysfs=" + FixturePath("mlx5-roce"), "--path.fixtures=" + FixturePath(""),
+                 "--nccl.ib-tc=106", "--sample=0", "--json", dev.flag()});
+  EXPECT_EQ(run.code, 1);
+  ExpectGolden("doctor-mlx5-roce.json", run.out);
+}
+
 TEST(CliDoctor, JsonListsItemsAndCounts) {
   DevDir dev(3);
   CliRun run =

@@ -311,6 +311,23 @@ TEST(CliShowCounters, CountRepeatsTheRateTableLikeWatch) {
   EXPECT_LT(std::stod(m[1]), 50 / 0.4);
 }
 
+TEST(CliJson, GoldenOnTheFixtureTrees) {
+  // The --json layouts, pinned (each file was checked to parse as JSON and against the text
+  // output of the same tree).
+  std::string roce = "--path.sysfs=" + FixturePath("mlx5-roce");
+  CliRun gids = RunCliCommand({"show-gids", "--json", roce});
+  EXPECT_EQ(gids.code, 0);
+  ExpectGolden("show-gids-mlx5-roce.json", gids.out);
+  CliRun links = RunCliCommand({"ibdev2netdev", "--json", roce});
+  EXPECT_EQ(links.code, 0);
+  ExpectGolden("ibdev2netdev-mlx5-roce.json", links.out);
+  CliRun counters = RunCliCommand({"show-counters", "--json", "--path.sysfs=" + RxeCaptureSysfs()});
+  EXPECT_EQ(counters.code, 0);
+  ExpectGolden("show-counters-rxe-capture.json", counters.out);
+  CliRun mixed = RunCliCommand({"show-counters", "--json", "mlx5_2", roce});
+  ExpectGolden("show-counters-mlx5_2-roce.json", mixed.out);
+}
+
 TEST(CliFilters, EveryCommandHonoursTheDeviceFilters) {
   std::string sys = "--path.sysfs=" + FixturePath("mlx5-roce");
   CliRun links = RunCliCommand({"ibdev2netdev", "--device-exclude=mlx5_[12]", sys});
