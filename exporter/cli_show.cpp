@@ -191,9 +191,12 @@ int Ibdev2Netdev(const CliOptions& options, std::ostream& out, std::ostream& err
       // The script: Up when carrier reads 1; Down otherwise (EINVAL while admin down); NA
       // without the file.
       std::string link = carrier == "1" ? "Up" : carrier_err == ENOENT ? "NA" : "Down";
-      std::string state;
-      if (auto parsed = ParseNumberedName(ReadLine(sysfs, JoinPath(port.dir, "state")))) {
+      // The parsed name is a view into the line: keep the line alive while it is used.
+      std::string state = ReadLine(sysfs, JoinPath(port.dir, "state"));
+      if (auto parsed = ParseNumberedName(state)) {
         state = std::string(parsed->name);
+      } else {
+        state.clear();
       }
       if (options.json) {
         out << (first ? "" : ",") << "\n  {\"device\":" << JsonString(device.name)

@@ -168,7 +168,7 @@ class DcbNetlinkReader : public DcbReader {
 
     DcbReply reply;
     reply.out = out;
-    nl_cb* cb = nl_cb_clone(nl_socket_get_cb(sock_));
+    nl_cb* cb = CloneSocketCallbacks(sock_);
     if (cb == nullptr) return ENOMEM;
     nl_cb_set(cb, NL_CB_VALID, NL_CB_CUSTOM, OnValid, &reply);
     nl_cb_err(cb, NL_CB_CUSTOM, OnError, &reply);

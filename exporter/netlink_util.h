@@ -2,6 +2,7 @@
 #pragma once
 
 #include <netlink/errno.h>
+#include <netlink/handlers.h>
 #include <netlink/socket.h>
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -53,6 +54,16 @@ inline int OpenNetlinkGetSocket(int protocol, nl_sock** out) {
   setsockopt(nl_socket_get_fd(sock), SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
   *out = sock;
   return 0;
+}
+
+// A private copy of the socket's callbacks, to set per-request handlers on; release it with
+// nl_cb_put. nl_socket_get_cb takes a reference of its own, released here: without that the
+// socket's nl_cb outlives nl_socket_free (a leak per socket, found by LeakSanitizer).
+inline nl_cb* CloneSocketCallbacks(nl_sock* sock) {
+  nl_cb* socket_cb = nl_socket_get_cb(sock);
+  nl_cb* cb = nl_cb_clone(socket_cb);
+  nl_cb_put(socket_cb);
+  return cb;
 }
 
 }  // namespace rdma_exporter

@@ -229,7 +229,7 @@ class RdmaNetlinkKernelReader : public RdmaNetlinkReader {
     Exchange ex;
     ex.type = MessageType(cmd);
     ex.on_message = std::move(on_message);
-    nl_cb* cb = nl_cb_clone(nl_socket_get_cb(sock_));
+    nl_cb* cb = CloneSocketCallbacks(sock_);
     if (cb == nullptr) return ENOMEM;
     nl_cb_set(cb, NL_CB_VALID, NL_CB_CUSTOM, OnValid, &ex);
     nl_cb_err(cb, NL_CB_CUSTOM, OnError, &ex);

@@ -426,13 +426,17 @@ std::unique_ptr<FakeNetlink> Rxe1OnlyNetlink() {
   return fake;
 }
 
-Run RunHw(HwCounterSource source, std::unique_ptr<RdmaNetlinkReader> netlink) {
-  KernelReaders kernel;
-  kernel.rdma_nl = std::move(netlink);
+Run RunHw(HwCounterSource source, KernelReaders* kernel) {
   CollectorOptions options;
   options.hw_counters_source = source;
   HwCountersCollector hw(options);
-  return RunWith({&hw}, RxeCaptureSysfs(), &kernel);
+  return RunWith({&hw}, RxeCaptureSysfs(), kernel);
+}
+
+Run RunHw(HwCounterSource source, std::unique_ptr<RdmaNetlinkReader> netlink) {
+  KernelReaders kernel;
+  kernel.rdma_nl = std::move(netlink);
+  return RunHw(source, &kernel);
 }
 
 TEST(HwCountersNetlink, AutoFallsBackToSysfsPerPortWhereNetlinkDoesNotKnowTheDevice) {
@@ -450,9 +454,12 @@ TEST(HwCountersNetlink, AutoFallsBackToSysfsPerPortWhereNetlinkDoesNotKnowTheDev
 }
 
 TEST(HwCountersNetlink, SysfsSourceNeverAsksNetlink) {
+  // The readers outlive the run: the fake's call count is read afterwards.
+  KernelReaders kernel;
   auto fake = Rxe1OnlyNetlink();
   FakeNetlink* raw = fake.get();
-  auto r = RunHw(HwCounterSource::kSysfs, std::move(fake));
+  kernel.rdma_nl = std::move(fake);
+  auto r = RunHw(HwCounterSource::kSysfs, &kernel);
   EXPECT_EQ(raw->counter_calls, 0);
   EXPECT_EQ(Value(r.families, "rdma_hw_sent_pkts_total", {{"device", "rxe1"}}), 1000);  // file
   EXPECT_EQ(Value(r.families, "rdma_exporter_hw_counters_ports", {{"source", "sysfs"}}), 2);
