@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the whole test suite: installs what is missing, builds with -Werror, checks formatting,
-# then runs every test (unit, binary/HTTP/promtool) through CTest.
+# then runs every test (unit, binary/HTTP/promtool) through CTest, then the sanitizer tier.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh --tests
@@ -8,6 +8,7 @@ cd "$(dirname "$0")/.."
 ./scripts/check-format.sh
 cd build
 ctest --output-on-failure -j"$(nproc)" --timeout 300
-# Fuzzing tier (clang, ASan+UBSan): a separate build of only the fuzz targets.
+# Sanitizer tier (clang): the fuzz targets and the unit, binary and hardening tests under
+# ASan+UBSan (one tree), the poller, binary and HTTP concurrency tests under TSan.
 cd ..
-./scripts/sanitize.sh
+./scripts/sanitize.sh --all
