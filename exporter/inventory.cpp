@@ -108,14 +108,14 @@ Inventory DiscoverInventory(SysfsReader& sysfs, const DeviceFilter& filter,
     device.name = name;
     device.dir = JoinPath("class/infiniband", name);
     std::string target;
-    if (sysfs.ReadLink(JoinPath(device.dir, "device"), &target) == 0) {
+    if (sysfs.ReadAttributeLink(JoinPath(device.dir, "device"), &target) == 0) {
       device.has_pci_link = true;
       device.pci_address = std::string(Basename(target));
-      if (sysfs.ReadLink(JoinPath(device.dir, "device/physfn"), &target) == 0) {
+      if (sysfs.ReadAttributeLink(JoinPath(device.dir, "device/physfn"), &target) == 0) {
         device.physfn = std::string(Basename(target));
       }
     }
-    device.has_hca_type = sysfs.Exists(JoinPath(device.dir, "hca_type"));
+    device.has_hca_type = sysfs.AttributeExists(JoinPath(device.dir, "hca_type"));
 
     std::vector<std::string> ports;
     std::string ports_dir = JoinPath(device.dir, "ports");

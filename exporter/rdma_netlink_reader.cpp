@@ -162,6 +162,7 @@ class RdmaNetlinkKernelReader : public RdmaNetlinkReader {
   void BeginPoll() override {
     indexes_loaded_ = false;
     reloaded_this_poll_ = false;
+    load_error_ = 0;
   }
 
   int ReadResources(const std::string& device, std::map<std::string, uint64_t>* counts) override {
@@ -269,8 +270,11 @@ class RdmaNetlinkKernelReader : public RdmaNetlinkReader {
   // that went stale).
   int Lookup(const std::string& device, uint32_t* index) {
     if (!indexes_loaded_) {
-      int err = LoadIndexes();
-      if (err != 0) return err;
+      // One attempt per poll: without ib_core (EPROTONOSUPPORT) or in a namespace without RDMA
+      // netlink, every port would otherwise pay a failing socket() for the same answer.
+      if (load_error_ != 0) return load_error_;
+      load_error_ = LoadIndexes();
+      if (load_error_ != 0) return load_error_;
     }
     auto it = indexes_.find(device);
     if (it == indexes_.end() && !reloaded_this_poll_) {
@@ -298,6 +302,7 @@ class RdmaNetlinkKernelReader : public RdmaNetlinkReader {
   std::map<std::string, uint32_t> indexes_;
   bool indexes_loaded_ = false;
   bool reloaded_this_poll_ = false;
+  int load_error_ = 0;  // of this poll's failed map load
 };
 
 // ---------------------------------------------------------------------------------------------

@@ -143,20 +143,35 @@ int SysfsReader::ListDir(const std::string& path, std::vector<std::string>* name
   return 0;
 }
 
+template <typename Fill>
+const SysfsReader::CachedAttribute& SysfsReader::LookupAttribute(const std::string& key,
+                                                                 Fill fill) {
+  auto [it, inserted] = attributes_.try_emplace(key);
+  CachedAttribute& entry = it->second;
+  // Absent (ENOENT) is as fixed as present; other failures (EMFILE, ENOMEM, EACCES) are retried.
+  if (inserted || (entry.error != 0 && entry.error != ENOENT)) entry.error = fill(&entry);
+  entry.last_used = generation_;
+  return entry;
+}
+
 int SysfsReader::ListAttributeDir(const std::string& path, std::vector<std::string>* names) {
-  auto [it, inserted] = listings_.try_emplace(path);
-  CachedListing& listing = it->second;
-  if (inserted) {
-    listing.error = ListDir(path, &listing.names);
-    // Transient failures (EMFILE, ENOMEM, EACCES after a remount) are not remembered.
-    if (listing.error != 0 && listing.error != ENOENT) {
-      listings_.erase(it);
-      return ListDir(path, names);
-    }
-  }
-  listing.last_used = generation_;
-  *names = listing.names;
-  return listing.error;
+  const CachedAttribute& entry =
+      LookupAttribute(path, [&](CachedAttribute* e) { return ListDir(path, &e->names); });
+  *names = entry.names;
+  return entry.error;
+}
+
+int SysfsReader::ReadAttributeLink(const std::string& path, std::string* target) {
+  const CachedAttribute& entry = LookupAttribute(
+      path + "\n->", [&](CachedAttribute* e) { return ReadLink(path, &e->target); });
+  if (entry.error == 0) *target = entry.target;
+  return entry.error;
+}
+
+bool SysfsReader::AttributeExists(const std::string& path) {
+  return LookupAttribute(path + "\n?", [&](CachedAttribute*) {
+           return Exists(path) ? 0 : ENOENT;
+         }).error == 0;
 }
 
 int SysfsReader::ReadLink(const std::string& path, std::string* target) {
@@ -172,7 +187,7 @@ bool SysfsReader::Exists(const std::string& path) {
 }
 
 void SysfsReader::CloseUnder(std::string_view prefix) {
-  std::erase_if(listings_, [&](const auto& entry) {
+  std::erase_if(attributes_, [&](const auto& entry) {
     return std::string_view(entry.first).substr(0, prefix.size()) == prefix;
   });
   for (auto it = files_.begin(); it != files_.end();) {
@@ -186,7 +201,8 @@ void SysfsReader::CloseUnder(std::string_view prefix) {
 }
 
 void SysfsReader::SweepUnused() {
-  std::erase_if(listings_, [&](const auto& entry) { return entry.second.last_used < generation_; });
+  std::erase_if(attributes_,
+                [&](const auto& entry) { return entry.second.last_used < generation_; });
   for (auto it = files_.begin(); it != files_.end();) {
     if (it->second.last_used < generation_) {
       close(it->second.fd);

@@ -37,6 +37,10 @@ class SysfsReader {
   // polls. Dropped with the object's files (CloseUnder) or when not asked for in a poll
   // (SweepUnused), so a re-registered device is listed afresh.
   int ListAttributeDir(const std::string& path, std::vector<std::string>* names);
+  // ReadLink and Exists with the same caching, for links and attributes that are fixed while the
+  // device is registered (its `device` link, `device/physfn`, whether `hca_type` exists).
+  int ReadAttributeLink(const std::string& path, std::string* target);
+  bool AttributeExists(const std::string& path);
   // Target of a symbolic link, as stored. Returns 0 or an errno value.
   virtual int ReadLink(const std::string& path, std::string* target);
   virtual bool Exists(const std::string& path);
@@ -58,15 +62,20 @@ class SysfsReader {
     std::string content;  // of the read in generation last_used
   };
   int ReadCached(const std::string& path, CachedFile* file, std::string* out);
-  struct CachedListing {
+  // A cached listing, link target or existence test; keyed by path plus a kind suffix, so
+  // CloseUnder's prefix match covers all three.
+  struct CachedAttribute {
     uint64_t last_used = 0;
     int error = 0;
     std::vector<std::string> names;
+    std::string target;
   };
+  template <typename Fill>
+  const CachedAttribute& LookupAttribute(const std::string& key, Fill fill);
 
   std::string root_;
   std::unordered_map<std::string, CachedFile> files_;
-  std::unordered_map<std::string, CachedListing> listings_;
+  std::unordered_map<std::string, CachedAttribute> attributes_;
   uint64_t generation_ = 1;
   bool fd_cache_full_ = false;
   size_t max_cached_files_ = 1 << 20;

@@ -1,6 +1,7 @@
 #include "rdma_exporter/sysfs_reader.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -158,6 +159,30 @@ TEST(SysfsReader, AttributeDirListingsAreCachedWhileInUse) {
   reader.SweepUnused();
   ASSERT_EQ(reader.ListAttributeDir(missing, &names), 0);
   EXPECT_EQ(names, std::vector<std::string>{"c"});
+}
+
+TEST(SysfsReader, AttributeLinksAndExistenceAreCachedUntilTheDeviceGoes) {
+  TempDir dir;
+  dir.Write("pci/0000:01:00.0/x", "");
+  dir.Write("class/infiniband/mlx5_0/hca_type", "MT4129\n");
+  ASSERT_EQ(symlink((dir.path() + "/pci/0000:01:00.0").c_str(),
+                    (dir.path() + "/class/infiniband/mlx5_0/device").c_str()),
+            0);
+  SysfsReader reader(dir.path());
+  std::string target;
+  ASSERT_EQ(reader.ReadAttributeLink("class/infiniband/mlx5_0/device", &target), 0);
+  EXPECT_EQ(target, dir.path() + "/pci/0000:01:00.0");
+  EXPECT_EQ(reader.ReadAttributeLink("class/infiniband/mlx5_0/device/physfn", &target), ENOENT);
+  EXPECT_TRUE(reader.AttributeExists("class/infiniband/mlx5_0/hca_type"));
+  EXPECT_FALSE(reader.AttributeExists("class/infiniband/mlx5_0/board_id"));
+  // Changed behind the reader's back (the kernel does not do this to a registered device):
+  // the cached answers stand for the next poll, and are dropped with the device.
+  dir.Write("class/infiniband/mlx5_0/board_id", "MT_0000000838\n");
+  reader.SweepUnused();
+  EXPECT_FALSE(reader.AttributeExists("class/infiniband/mlx5_0/board_id"));
+  EXPECT_TRUE(reader.AttributeExists("class/infiniband/mlx5_0/hca_type"));
+  reader.CloseUnder("class/infiniband/mlx5_0/");
+  EXPECT_TRUE(reader.AttributeExists("class/infiniband/mlx5_0/board_id"));
 }
 
 TEST(SysfsReader, TransientListingErrorsAreNotCached) {
