@@ -6,6 +6,7 @@
 
 #include <prometheus/metric_family.h>
 
+#include <functional>
 #include <iosfwd>
 #include <map>
 #include <memory>
@@ -61,6 +62,10 @@ ProcessEnv CurrentProcessEnv();
 // The subcommands. Each returns its exit code; errors go to err as one line.
 int ShowGids(const CliOptions& options, std::ostream& out, std::ostream& err);
 int ShowCounters(const CliOptions& options, std::ostream& out, std::ostream& err);
+// Test seam: replaces show-counters' wait between two reads (called with the interval in
+// seconds, once per table), so a test changes counters exactly between the reads instead of
+// racing a timer. An empty function restores the plain sleep.
+void SetIntervalWaitForTesting(std::function<void(double)> wait);
 int Ibdev2Netdev(const CliOptions& options, std::ostream& out, std::ostream& err);
 int Doctor(const CliOptions& options, const ProcessEnv& env, std::ostream& out, std::ostream& err);
 

@@ -478,6 +478,17 @@ void PrintCounters(const CliOptions& options, const std::vector<CounterBlock>& b
 
 }  // namespace
 
+namespace {
+std::function<void(double)>& IntervalWait() {
+  static std::function<void(double)> wait;
+  return wait;
+}
+}  // namespace
+
+void SetIntervalWaitForTesting(std::function<void(double)> wait) {
+  IntervalWait() = std::move(wait);
+}
+
 int ShowCounters(const CliOptions& options, std::ostream& out, std::ostream& err) {
   CliNode node(options);
   std::string error;
@@ -493,7 +504,11 @@ int ShowCounters(const CliOptions& options, std::ostream& out, std::ostream& err
   std::vector<CounterBlock> before = ReadCounters(node);
   auto start = std::chrono::steady_clock::now();
   for (unsigned i = 0; options.count == 0 || i < options.count; ++i) {
-    std::this_thread::sleep_for(std::chrono::duration<double>(*options.interval_seconds));
+    if (IntervalWait()) {
+      IntervalWait()(*options.interval_seconds);
+    } else {
+      std::this_thread::sleep_for(std::chrono::duration<double>(*options.interval_seconds));
+    }
     auto now = std::chrono::steady_clock::now();
     std::vector<CounterBlock> after = ReadCounters(node);
     if (i > 0 && !options.json) out << "\n";

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <regex>
 #include <sstream>
 #include <thread>
@@ -234,22 +235,37 @@ TEST(CliShowCounters, RxeCaptureHwCountersOnly) {
   ExpectGolden("show-counters-rxe-capture.txt", run.out);
 }
 
+// Installs show-counters' wait between reads for one test: fn(call index, interval seconds).
+class IntervalWaitForTest {
+ public:
+  explicit IntervalWaitForTest(std::function<void(int, double)> fn) {
+    SetIntervalWaitForTesting(
+        [this, fn = std::move(fn)](double seconds) { fn(calls_++, seconds); });
+  }
+  ~IntervalWaitForTest() { SetIntervalWaitForTesting(nullptr); }
+  IntervalWaitForTest(const IntervalWaitForTest&) = delete;
+  IntervalWaitForTest& operator=(const IntervalWaitForTest&) = delete;
+
+ private:
+  int calls_ = 0;
+};
+
 TEST(CliShowCounters, IntervalPrintsRatesWrapsAndResets) {
   TempDir dir;
   fs::copy(FixturePath("mlx5-roce"), dir.path(),
            fs::copy_options::recursive | fs::copy_options::copy_symlinks);
   std::string port = "devices/pci0000:00/0000:00:02.0/0000:3b:00.0/infiniband/mlx5_0/ports/1/";
-  // During the interval: +1000 words of data, the 32-bit q-counter rx_write_requests wraps
+  // Between the two reads: +1000 words of data, the 32-bit q-counter rx_write_requests wraps
   // (4000000000 -> 100 = +294967396), symbol_error is cleared (65535 -> 0).
-  std::thread writer([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  IntervalWaitForTest wait([&](int call, double seconds) {
+    EXPECT_EQ(call, 0);
     dir.Write(port + "counters/port_xmit_data", "123457789\n");
     dir.Write(port + "hw_counters/rx_write_requests", "100\n");
     dir.Write(port + "counters/symbol_error", "0\n");
+    std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
   });
   CliRun run = RunCliCommand(
       {"show-counters", "mlx5_0", "--interval=0.6", "--json", "--path.sysfs=" + dir.path()});
-  writer.join();
   EXPECT_EQ(run.code, 0) << run.err;
   std::smatch m;
   ASSERT_TRUE(std::regex_search(run.out, m, std::regex("\"interval_seconds\":([0-9.]+)")))
@@ -287,14 +303,14 @@ TEST(CliShowCounters, CountRepeatsTheRateTableLikeWatch) {
   TempDir dir;
   fs::copy(RxeCaptureSysfs(), dir.path(),
            fs::copy_options::recursive | fs::copy_options::copy_symlinks);
-  // rdma_sends +50 during the second interval only (0.5-1.0 s; written at 0.75 s).
-  std::thread writer([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(750));
-    dir.Write("devices/virtual/infiniband/rxe1/ports/1/hw_counters/rdma_sends", "250\n");
+  // rdma_sends +50 during the second interval only.
+  IntervalWaitForTest wait([&](int call, double seconds) {
+    if (call == 1)
+      dir.Write("devices/virtual/infiniband/rxe1/ports/1/hw_counters/rdma_sends", "250\n");
+    std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
   });
   CliRun run = RunCliCommand(
       {"show-counters", "rxe1", "--interval=0.5", "--count=2", "--path.sysfs=" + dir.path()});
-  writer.join();
   EXPECT_EQ(run.code, 0) << run.err;
   std::vector<std::string> tables;
   std::regex header("rxe1 port 1 \\(Ethernet, eth1\\): per-second rates over 0\\.[0-9]+ s\n");
