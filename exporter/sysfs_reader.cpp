@@ -18,31 +18,30 @@ namespace {
 constexpr size_t kMaxFileSize = 64 * 1024;
 constexpr rlim_t kReservedFds = 512;
 
+// pread that retries when interrupted by a signal.
+ssize_t PreadRetrying(int fd, char* buf, size_t size, off_t offset) {
+  ssize_t n;
+  do {
+    n = pread(fd, buf, size, offset);
+  } while (n < 0 && errno == EINTR);
+  return n;
+}
+
 int ReadAll(int fd, std::string* out) {
   // Read into a stack buffer: resizing the string first would zero-fill a page per read.
   char buf[4096];
-  ssize_t n;
-  do {
-    n = pread(fd, buf, sizeof(buf), 0);
-  } while (n < 0 && errno == EINTR);
-  if (n < 0) {
-    int err = errno;
-    out->clear();
-    return err;
-  }
-  out->assign(buf, static_cast<size_t>(n));
+  out->clear();
   // sysfs returns a whole attribute in one read; a short read means end of file.
-  while (n > 0 && out->size() % sizeof(buf) == 0 && out->size() < kMaxFileSize) {
-    n = pread(fd, buf, sizeof(buf), static_cast<off_t>(out->size()));
-    if (n < 0 && errno == EINTR) continue;
+  for (;;) {
+    ssize_t n = PreadRetrying(fd, buf, sizeof(buf), static_cast<off_t>(out->size()));
     if (n < 0) {
       int err = errno;
       out->clear();
       return err;
     }
     out->append(buf, static_cast<size_t>(n));
+    if (static_cast<size_t>(n) < sizeof(buf) || out->size() >= kMaxFileSize) return 0;
   }
-  return 0;
 }
 
 }  // namespace
