@@ -287,7 +287,7 @@ CliNode::CliNode(const CliOptions& options)
   kernel_ = MakeKernelReaders(options.fixtures_dir, *sysfs_);
 }
 
-bool CliNode::Discover(std::string* error) {
+bool CliNode::Discover(std::ostream& err) {
   DeviceFilter filter;
   if (!options_.device_include.empty()) filter.include.emplace(options_.device_include);
   if (!options_.device_exclude.empty()) filter.exclude.emplace(options_.device_exclude);
@@ -296,7 +296,8 @@ bool CliNode::Discover(std::string* error) {
     std::string alternatives;
     for (const auto& name : options_.devices) {
       if (!filter.Accepts(name)) {
-        *error = options_.command + ": device " + name + " is excluded by the device filters";
+        err << "rdma_exporter: " << options_.command << ": device " << name
+            << " is excluded by the device filters\n";
         return false;
       }
       alternatives += (alternatives.empty() ? "" : "|") + EscapeRegex(name);
@@ -311,8 +312,8 @@ bool CliNode::Discover(std::string* error) {
     for (const auto& device : inventory_.devices)
       found = found || device.name == name;
     if (!found) {
-      *error = options_.command + ": no RDMA device " + name + " under " +
-               JoinPath(options_.sysfs_root, "class/infiniband");
+      err << "rdma_exporter: " << options_.command << ": no RDMA device " << name << " under "
+          << JoinPath(options_.sysfs_root, "class/infiniband") << "\n";
       return false;
     }
   }

@@ -76,9 +76,9 @@ int Doctor(const CliOptions& options, const ProcessEnv& env, std::ostream& out, 
 class CliNode {
  public:
   explicit CliNode(const CliOptions& options);
-  // Discovers the devices. False (with a one-line message) if a device named on the command
-  // line does not exist or is filtered out.
-  bool Discover(std::string* error);
+  // Discovers the devices. False, after writing a one-line message to err, if a device named on
+  // the command line does not exist or is filtered out.
+  bool Discover(std::ostream& err);
   const Inventory& inventory() const { return inventory_; }
   // Device directories that could not be read during discovery (those devices are left out).
   const std::vector<DiscoveryError>& discovery_errors() const { return discovery_errors_; }

@@ -167,8 +167,7 @@ struct NodeView {
     if (!d.has_pci_link) return "";
     std::string target;
     if (node.sysfs().ReadLink(JoinPath(d.dir, "device/driver"), &target) == 0) {
-      size_t slash = target.find_last_of('/');
-      return slash == std::string::npos ? target : target.substr(slash + 1);
+      return std::string(Basename(target));
     }
     std::string vendor;
     if (node.sysfs().ReadFile(JoinPath(d.dir, "device/vendor"), &vendor) == 0 &&
@@ -448,7 +447,7 @@ Check DevicesPresent(NodeView& v) {
       }
       std::string driver;
       if (sysfs.ReadLink(JoinPath(dir, "driver"), &target) == 0) {
-        driver = target.substr(target.find_last_of('/') + 1);
+        driver = std::string(Basename(target));
       }
       if (!driver.empty() && driver != "mlx5_core") continue;
       items.push_back({bdf, Status::kFail,
@@ -1151,11 +1150,7 @@ int Doctor(const CliOptions& given, const ProcessEnv& env, std::ostream& out, st
     }
   }
   CliNode node(options);
-  std::string error;
-  if (!node.Discover(&error)) {
-    err << "rdma_exporter: " << error << "\n";
-    return 1;
-  }
+  if (!node.Discover(err)) return 1;
   auto collectors =
       node.MakeCollectors({"device", "port", "counters", "hw_counters", "pcie", "gid", "netdev",
                            "ethtool", "dcb", "ecn", "roce_config", "verbs"});

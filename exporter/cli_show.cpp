@@ -116,11 +116,7 @@ std::optional<Vpd> ParseVpd(std::string_view data) {
 
 int ShowGids(const CliOptions& options, std::ostream& out, std::ostream& err) {
   CliNode node(options);
-  std::string error;
-  if (!node.Discover(&error)) {
-    err << "rdma_exporter: " << error << "\n";
-    return 1;
-  }
+  if (!node.Discover(err)) return 1;
   SampleIndex samples(node.Collect(node.MakeCollectors({"gid"})));
   const auto& gids = samples.All("rdma_gid_info");
   if (options.json) {
@@ -155,11 +151,7 @@ int ShowGids(const CliOptions& options, std::ostream& out, std::ostream& err) {
 
 int Ibdev2Netdev(const CliOptions& options, std::ostream& out, std::ostream& err) {
   CliNode node(options);
-  std::string error;
-  if (!node.Discover(&error)) {
-    err << "rdma_exporter: " << error << "\n";
-    return 1;
-  }
+  if (!node.Discover(err)) return 1;
   SysfsReader& sysfs = node.sysfs();
   bool first = true;
   if (options.json) out << "[";
@@ -247,7 +239,8 @@ struct CounterGroup {
 // without a PMA, an I/O error) instead of silently missing.
 void AddUnreadable(SysfsReader& sysfs, const std::string& dir, CounterGroup* group) {
   std::vector<std::string> names;
-  if (sysfs.ListDir(dir, &names) != 0) return;
+  // Listed (and read) by the collectors' readers just before: served from the reader's cache.
+  if (sysfs.ListAttributeDir(dir, &names) != 0) return;
   for (const auto& name : names) {
     if (name == "lifespan") continue;
     bool have = std::any_of(group->values.begin(), group->values.end(),
@@ -476,9 +469,6 @@ void PrintCounters(const CliOptions& options, const std::vector<CounterBlock>& b
   if (options.json) out << (first_block ? "]}\n" : "\n]}\n");
 }
 
-}  // namespace
-
-namespace {
 std::function<void(double)>& IntervalWait() {
   static std::function<void(double)> wait;
   return wait;
@@ -491,11 +481,7 @@ void SetIntervalWaitForTesting(std::function<void(double)> wait) {
 
 int ShowCounters(const CliOptions& options, std::ostream& out, std::ostream& err) {
   CliNode node(options);
-  std::string error;
-  if (!node.Discover(&error)) {
-    err << "rdma_exporter: " << error << "\n";
-    return 1;
-  }
+  if (!node.Discover(err)) return 1;
   if (!options.interval_seconds) {
     PrintCounters(options, {}, ReadCounters(node), 0, out);
     return 0;

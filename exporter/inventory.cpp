@@ -9,11 +9,6 @@
 namespace rdma_exporter {
 namespace {
 
-std::string_view Basename(std::string_view path) {
-  size_t slash = path.rfind('/');
-  return slash == std::string_view::npos ? path : path.substr(slash + 1);
-}
-
 // Hex digits of s without separators, lower-cased.
 std::string HexDigits(std::string_view s) {
   std::string out;

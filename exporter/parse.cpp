@@ -27,6 +27,11 @@ std::string_view Trim(std::string_view s) {
   return s;
 }
 
+std::string_view Basename(std::string_view path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
 std::optional<uint64_t> ParseU64(std::string_view s) {
   s = Trim(s);
   if (s.empty()) return std::nullopt;

@@ -11,6 +11,8 @@ namespace rdma_exporter {
 
 // Drops trailing whitespace/newlines and leading whitespace.
 std::string_view Trim(std::string_view s);
+// The last component of a path or link target: "../../0000:3b:00.0" -> "0000:3b:00.0".
+std::string_view Basename(std::string_view path);
 // "123\n" -> 123. Rejects signs, garbage, empty and values that overflow 64 bits.
 std::optional<uint64_t> ParseU64(std::string_view s);
 // "-1\n" -> -1, "0" -> 0.
