@@ -15,11 +15,17 @@ cd "$(dirname "$0")/.."
 BUILD_TESTING=OFF ./scripts/build.sh rdma_exporter rdma_fabric_sim >/dev/null
 
 DEMO_ROOT=${DEMO_ROOT:-/tmp/rdma-exporter-demo}
-./build/tools/fabric_sim/rdma_fabric_sim --root "$DEMO_ROOT" --interval 1s "$@" &
+# The simulator says "serving" once the whole tree is written; waiting for a directory instead
+# would start the exporter on a half-written (or, on a re-run, the previous) tree.
+mkdir -p "$DEMO_ROOT"
+SIM_LOG=$DEMO_ROOT/simulator.log
+: >"$SIM_LOG"
+./build/tools/fabric_sim/rdma_fabric_sim --root "$DEMO_ROOT" --interval 1s "$@" 2> >(tee "$SIM_LOG" >&2) &
 SIM_PID=$!
 trap 'kill "$SIM_PID" 2>/dev/null; wait "$SIM_PID" 2>/dev/null' EXIT INT TERM
 for _ in $(seq 100); do
-  [ -e "$DEMO_ROOT/sys/class/infiniband" ] && break
+  grep -q "serving" "$SIM_LOG" && break
+  kill -0 "$SIM_PID" 2>/dev/null || exit 1
   sleep 0.1
 done
 echo "demo fabric in $DEMO_ROOT/sys and $DEMO_ROOT/fixtures;" \
