@@ -17,12 +17,12 @@
 #include <string_view>
 #include <vector>
 
-#include "fabric_sim.h"
-#include "poller.h"
+#include "fabric_sim/fabric_sim.h"
 #include "rdma_exporter/collector.h"
 #include "rdma_exporter/logging.h"
 #include "rdma_exporter/metrics.h"
 #include "rdma_exporter/parse.h"
+#include "rdma_exporter/poller.h"
 
 namespace rdma_exporter {
 namespace {

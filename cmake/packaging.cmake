@@ -44,7 +44,7 @@ set(CPACK_DEBIAN_PACKAGE_PRIORITY "optional")
 # Library dependencies from the binary (dpkg-shlibdeps): libcivetweb1, libprometheus-cpp,
 # libspdlog, libnl, libibverbs1, ...
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
-# The OpenSSL shims for CivetWeb (exporter/tls_shim) are private libraries of the package.
+# The OpenSSL shims for CivetWeb (exporter/http/tls_shim) are private libraries of the package.
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS ${CMAKE_BINARY_DIR}/lib/rdma_exporter)
 # The mlx5/rxe verbs providers for the verbs collector.
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "ibverbs-providers")

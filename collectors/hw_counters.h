@@ -18,21 +18,9 @@
 #include <vector>
 
 #include "rdma_exporter/collector.h"
+#include "rdma_exporter/counter_readers.h"
 
 namespace rdma_exporter {
-
-// HELP text for a known hw counter name (mlx5, rxe), or nullptr.
-const char* HwCounterHelp(std::string_view name);
-// True for mlx5 queue counters (QUERY_Q_COUNTER): 32-bit values that wrap.
-bool IsMlx5QCounter(std::string_view name);
-
-// Every file of a hw_counters/ directory (lifespan included) with its value, read in the order
-// that costs mlx5 the fewest firmware commands. Unreadable or malformed files are reported
-// through ctx and left out; a missing directory is not an error (*listed says whether the
-// directory could be listed). Shared by the collector and the show-counters command.
-std::vector<std::pair<std::string, uint64_t>> ReadHwCounterDir(CollectContext& ctx,
-                                                               const std::string& dir,
-                                                               bool* listed = nullptr);
 
 // Extends a wrapping 32-bit counter to 64 bits: when the raw value goes down by more than half
 // the range, 2^32 is added (a wrap); a smaller step down is a reset. Entries not updated for 10

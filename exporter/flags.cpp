@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "rdma_exporter/collector.h"
+#include "rdma_exporter/parse.h"
 
 namespace rdma_exporter {
 namespace {
@@ -61,36 +62,6 @@ bool ListenAddressToCivetweb(const std::string& address, std::string* ports, std
   }
   *ports = host.empty() ? port : host + ":" + port;
   return true;
-}
-
-std::optional<std::chrono::milliseconds> ParseDuration(const std::string& text) {
-  if (text == "0") return std::chrono::milliseconds(0);
-  if (text.empty()) return std::nullopt;
-  double total_ms = 0;
-  const char* p = text.data();
-  const char* end = text.data() + text.size();
-  while (p < end) {
-    double number = 0;
-    auto [next, ec] = std::from_chars(p, end, number);
-    if (ec != std::errc() || next == p || number < 0) return std::nullopt;
-    p = next;
-    const char* unit_start = p;
-    while (p < end && ((*p >= 'a' && *p <= 'z')))
-      ++p;
-    std::string_view unit(unit_start, static_cast<size_t>(p - unit_start));
-    if (unit == "ms") {
-      total_ms += number;
-    } else if (unit == "s") {
-      total_ms += number * 1000;
-    } else if (unit == "m") {
-      total_ms += number * 60000;
-    } else if (unit == "h") {
-      total_ms += number * 3600000;
-    } else {
-      return std::nullopt;
-    }
-  }
-  return std::chrono::milliseconds(static_cast<int64_t>(total_ms));
 }
 
 std::string UsageText() {

@@ -35,8 +35,6 @@ struct Options {
 
 // Parses argv[1..]. On error returns false with a one-line message in *error.
 bool ParseFlags(const std::vector<std::string>& args, Options* options, std::string* error);
-// Go-style duration: "10s", "500ms", "1m30s", "0".
-std::optional<std::chrono::milliseconds> ParseDuration(const std::string& text);
 // ":9879" -> "9879", "127.0.0.1:9879" -> "127.0.0.1:9879" (CivetWeb listening_ports syntax).
 bool ListenAddressToCivetweb(const std::string& address, std::string* ports, std::string* error);
 // The --help text.

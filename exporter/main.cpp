@@ -1,5 +1,4 @@
 // rdma_exporter: Prometheus exporter for RDMA devices.
-#include <civetweb.h>
 #include <malloc.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -9,12 +8,12 @@
 #include <iostream>
 #include <thread>
 
-#include "cli.h"
 #include "flags.h"
-#include "http_server.h"
-#include "poller.h"
+#include "rdma_exporter/cli.h"
+#include "rdma_exporter/http_server.h"
 #include "rdma_exporter/logging.h"
-#include "version.h"
+#include "rdma_exporter/poller.h"
+#include "rdma_exporter/version.h"
 
 using namespace rdma_exporter;
 
@@ -109,9 +108,7 @@ int main(int argc, char** argv) {
   http.web_config_file = options.web_config_file;
   http.max_connections = options.web_max_connections;
   http.read_timeout = options.web_read_timeout;
-  // The TLS bit is only returned when CivetWeb found every OpenSSL function it needs (through
-  // the shims in exporter/tls_shim); without it TLS is refused rather than crashing later.
-  http.tls_available = (mg_init_library(MG_FEATURES_TLS) & MG_FEATURES_TLS) != 0;
+  http.tls_available = InitHttpLibrary();
   HttpServer server(http, poller);
   if (!server.Start(&error)) {
     LogError("cannot start HTTP server", {{"error", error}});
@@ -156,6 +153,6 @@ int main(int argc, char** argv) {
   poll_thread.join();
   web_server = nullptr;
   server.Stop();
-  mg_exit_library();
+  ShutdownHttpLibrary();
   return 0;
 }

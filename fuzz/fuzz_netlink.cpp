@@ -13,8 +13,8 @@
 #include <cstring>
 #include <vector>
 
-#include "dcb_reader.h"
-#include "rdma_netlink_reader.h"
+#include "exporter/readers/dcb_reader.h"
+#include "exporter/readers/rdma_netlink_reader.h"
 
 using namespace rdma_exporter;
 

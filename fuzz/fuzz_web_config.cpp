@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-#include "web_config.h"
+#include "rdma_exporter/web_config.h"
 
 using namespace rdma_exporter;
 

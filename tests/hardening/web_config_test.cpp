@@ -5,7 +5,7 @@
 #include <fstream>
 
 #include "hardening_util.h"
-#include "web_config.h"
+#include "rdma_exporter/web_config.h"
 
 namespace rdma_exporter::testing {
 namespace {

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "ethtool.h"
+#include "collectors/ethtool.h"
 #include "netns.h"
 #include "rdma_exporter/collector.h"
 #include "rdma_exporter/error_tracker.h"

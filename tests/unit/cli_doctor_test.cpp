@@ -12,9 +12,9 @@
 #include <sstream>
 #include <thread>
 
-#include "cli.h"
 #include "cli_test_util.h"
-#include "fabric_sim.h"
+#include "fabric_sim/fabric_sim.h"
+#include "rdma_exporter/cli.h"
 #include "test_util.h"
 
 namespace fs = std::filesystem;

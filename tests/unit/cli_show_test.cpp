@@ -11,9 +11,9 @@
 #include <sstream>
 #include <thread>
 
-#include "cli.h"
 #include "cli_test_util.h"
-#include "flags.h"
+#include "exporter/flags.h"
+#include "rdma_exporter/cli.h"
 #include "test_util.h"
 
 namespace fs = std::filesystem;

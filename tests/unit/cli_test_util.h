@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "cli.h"
+#include "rdma_exporter/cli.h"
 
 namespace rdma_exporter::testing {
 

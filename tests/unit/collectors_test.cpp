@@ -11,12 +11,12 @@
 #include <string>
 #include <vector>
 
-#include "device_info.h"
-#include "gid_table.h"
-#include "hw_counters.h"
-#include "pcie.h"
-#include "port_counters.h"
-#include "port_state.h"
+#include "collectors/device_info.h"
+#include "collectors/gid_table.h"
+#include "collectors/hw_counters.h"
+#include "collectors/pcie.h"
+#include "collectors/port_counters.h"
+#include "collectors/port_state.h"
 #include "rdma_exporter/collector.h"
 #include "rdma_exporter/inventory.h"
 #include "test_util.h"

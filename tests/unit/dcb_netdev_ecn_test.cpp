@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "dcb.h"
-#include "ecn.h"
-#include "netdev.h"
+#include "collectors/dcb.h"
+#include "collectors/ecn.h"
+#include "collectors/netdev.h"
 #include "rdma_exporter/collector.h"
 #include "rdma_exporter/inventory.h"
 #include "rdma_exporter/kernel_readers.h"

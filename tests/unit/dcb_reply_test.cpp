@@ -9,7 +9,7 @@
 
 #include <memory>
 
-#include "dcb_reader.h"
+#include "exporter/readers/dcb_reader.h"
 
 namespace rdma_exporter {
 namespace {

@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "ethtool.h"
+#include "collectors/ethtool.h"
 #include "rdma_exporter/collector.h"
 #include "rdma_exporter/error_tracker.h"
 #include "rdma_exporter/inventory.h"

@@ -1,4 +1,5 @@
-#include "flags.h"
+#include "exporter/flags.h"
+#include "rdma_exporter/parse.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "poller.h"
+#include "rdma_exporter/poller.h"
 
 #include <gtest/gtest.h>
 #include <zlib.h>
@@ -10,8 +10,8 @@
 #include <sstream>
 #include <thread>
 
-#include "hw_counters.h"
-#include "port_state.h"
+#include "collectors/hw_counters.h"
+#include "collectors/port_state.h"
 #include "test_util.h"
 
 namespace fs = std::filesystem;

@@ -10,7 +10,7 @@
 #include <cerrno>
 #include <memory>
 
-#include "rdma_netlink_reader.h"
+#include "exporter/readers/rdma_netlink_reader.h"
 
 namespace rdma_exporter {
 namespace {

@@ -1,4 +1,4 @@
-#include "roce_config.h"
+#include "collectors/roce_config.h"
 
 #include <gtest/gtest.h>
 

@@ -10,10 +10,10 @@
 #include <fstream>
 #include <set>
 
-#include "hw_counters.h"
-#include "rdma_netlink.h"
+#include "collectors/hw_counters.h"
+#include "collectors/rdma_netlink.h"
+#include "collectors/verbs.h"
 #include "test_util.h"
-#include "verbs.h"
 
 namespace rdma_exporter::testing {
 namespace {

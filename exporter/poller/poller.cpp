@@ -1,4 +1,4 @@
-#include "poller.h"
+#include "rdma_exporter/poller.h"
 
 #include <dirent.h>
 #include <sys/resource.h>
@@ -12,7 +12,7 @@
 #include <sstream>
 
 #include "rdma_exporter/logging.h"
-#include "version.h"
+#include "rdma_exporter/version.h"
 
 namespace rdma_exporter {
 namespace {

@@ -10,9 +10,9 @@
 #include <ostream>
 #include <thread>
 
-#include "cli.h"
-#include "hw_counters.h"
-#include "port_counters.h"
+#include "rdma_exporter/cli.h"
+
+#include "rdma_exporter/counter_readers.h"
 #include "rdma_exporter/parse.h"
 
 namespace rdma_exporter {

@@ -14,8 +14,8 @@
 #include <set>
 #include <thread>
 
-#include "cli.h"
-#include "port_counters.h"
+#include "rdma_exporter/cli.h"
+#include "rdma_exporter/counter_readers.h"
 #include "rdma_exporter/parse.h"
 
 namespace rdma_exporter {

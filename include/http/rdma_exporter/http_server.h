@@ -10,8 +10,8 @@
 #include <mutex>
 #include <string>
 
-#include "poller.h"
-#include "web_config.h"
+#include "rdma_exporter/poller.h"
+#include "rdma_exporter/web_config.h"
 
 struct mg_context;
 struct mg_connection;
@@ -76,5 +76,12 @@ class HttpServer {
 
 // The landing page for a snapshot (nullptr before the first poll).
 std::string RenderLandingPage(const Snapshot* snapshot, const std::string& telemetry_path);
+
+// Initialises CivetWeb once per process, before the first HttpServer. Returns whether TLS is
+// available: CivetWeb reports it only when it found every OpenSSL function it needs (through the
+// shims in exporter/http/tls_shim); without it TLS is refused rather than crashing later.
+bool InitHttpLibrary();
+// Releases what InitHttpLibrary set up, after the last HttpServer stopped.
+void ShutdownHttpLibrary();
 
 }  // namespace rdma_exporter

@@ -1,4 +1,4 @@
-#include "http_server.h"
+#include "rdma_exporter/http_server.h"
 
 #include <civetweb.h>
 
@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "rdma_exporter/logging.h"
-#include "version.h"
+#include "rdma_exporter/version.h"
 
 namespace rdma_exporter {
 namespace {
@@ -388,6 +388,14 @@ int HttpServer::HandleLanding(mg_connection* conn, const Active& active) {
   Send(conn, 200, "text/html; charset=utf-8",
        RenderLandingPage(snapshot.get(), config_.telemetry_path), LandingHeaders(active.web));
   return 200;
+}
+
+bool InitHttpLibrary() {
+  return (mg_init_library(MG_FEATURES_TLS) & MG_FEATURES_TLS) != 0;
+}
+
+void ShutdownHttpLibrary() {
+  mg_exit_library();
 }
 
 }  // namespace rdma_exporter

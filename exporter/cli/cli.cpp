@@ -1,4 +1,4 @@
-#include "cli.h"
+#include "rdma_exporter/cli.h"
 
 #include <sys/resource.h>
 #include <sys/utsname.h>
@@ -10,7 +10,6 @@
 #include <ostream>
 #include <regex>
 
-#include "flags.h"
 #include "rdma_exporter/logging.h"
 #include "rdma_exporter/parse.h"
 

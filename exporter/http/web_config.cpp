@@ -1,4 +1,4 @@
-#include "web_config.h"
+#include "rdma_exporter/web_config.h"
 
 #include <crypt.h>
 #include <openssl/err.h>

@@ -2,6 +2,7 @@
 // return std::nullopt for anything they do not fully understand (garbage, empty, "N/A (no PMA)").
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -45,5 +46,8 @@ std::optional<uint64_t> ParseAerTotal(std::string_view content);
 // bare link-local prefix fe80:0000:0000:0000:0000:0000:0000:0000 (show_gids skips both).
 bool IsEmptyGid(std::string_view gid);
 bool IsValidGid(std::string_view gid);
+
+// Go-style duration: "10s", "500ms", "1m30s", "0".
+std::optional<std::chrono::milliseconds> ParseDuration(const std::string& text);
 
 }  // namespace rdma_exporter

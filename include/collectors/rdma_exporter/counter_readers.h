@@ -1,0 +1,53 @@
+// Counter readers shared by the counters/hw_counters collectors and the show-counters and doctor
+// commands: the PMA counter table and the hw_counters directory reader, with typed results.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "rdma_exporter/collector.h"
+
+namespace rdma_exporter {
+
+// Curated metric name, unit scale and IBTA width of a PMA counter file.
+struct PmaCounterSpec {
+  std::string_view file;
+  std::string_view metric;  // full metric name
+  std::string_view help;
+  double scale;    // 4 for the 4-byte-word data counters
+  unsigned width;  // bits; 0 = depends on the table (32 basic, 64 extended)
+};
+// nullptr for a file the table does not know (exported under a generic name).
+const PmaCounterSpec* FindPmaCounter(std::string_view file);
+
+struct PmaReading {
+  uint64_t value;
+  unsigned width;  // IBTA width in bits; 0 = unknown (generic counters): never saturated
+  // True while the counter sits at the all-ones value of a width of at most 32 bits.
+  bool saturated() const {
+    return width != 0 && width <= 32 && value == (uint64_t{1} << width) - 1;
+  }
+};
+// Every PMA counter of a port by file name as in counters/ (legacy counters_ext/ 64-bit values
+// override; other counters_ext files as "ext_<file>"). Unreadable files are reported through ctx
+// and left out. Shared by the collector and the show-counters command.
+std::map<std::string, PmaReading> ReadPmaCounters(CollectContext& ctx, const PortInfo& port);
+
+// HELP text for a known hw counter name (mlx5, rxe), or nullptr.
+const char* HwCounterHelp(std::string_view name);
+// True for mlx5 queue counters (QUERY_Q_COUNTER): 32-bit values that wrap.
+bool IsMlx5QCounter(std::string_view name);
+
+// Every file of a hw_counters/ directory (lifespan included) with its value, read in the order
+// that costs mlx5 the fewest firmware commands. Unreadable or malformed files are reported
+// through ctx and left out; a missing directory is not an error (*listed says whether the
+// directory could be listed). Shared by the collector and the show-counters command.
+std::vector<std::pair<std::string, uint64_t>> ReadHwCounterDir(CollectContext& ctx,
+                                                               const std::string& dir,
+                                                               bool* listed = nullptr);
+
+}  // namespace rdma_exporter
