@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "rdma_exporter/logging.h"
+#include "rdma_exporter/scope_exit.h"
 #include "rdma_exporter/version.h"
 
 namespace rdma_exporter {
@@ -110,19 +111,44 @@ std::shared_ptr<const Snapshot> Poller::Latest() const {
 std::shared_ptr<const Snapshot> Poller::Collect() {
   std::unique_lock lock(mu_);
   if (collecting_) {
-    uint64_t waiting_for = sequence_ + 1;
-    done_.wait(lock, [&] { return sequence_ >= waiting_for; });
+    // Wait for the running collection, whether it publishes a snapshot or fails.
+    uint64_t waiting_for = attempts_ + 1;
+    done_.wait(lock, [&] { return attempts_ >= waiting_for; });
     return latest_;
   }
   collecting_ = true;
   lock.unlock();
-  auto snapshot = CollectLocked();
+  std::shared_ptr<const Snapshot> snapshot;
+  {
+    // However the collection ends, the next caller must be able to start one: a flag left set
+    // would make every later scrape with --poll-interval=0 wait forever.
+    ScopeExit finished([&] {
+      std::lock_guard guard(mu_);
+      if (snapshot != nullptr) {
+        latest_ = snapshot;
+        sequence_ = snapshot->sequence;
+      }
+      collecting_ = false;
+      ++attempts_;
+      done_.notify_all();
+    });
+    try {
+      snapshot = CollectLocked();
+    } catch (const std::exception& e) {
+      PollFailed(e.what());
+    } catch (...) {
+      PollFailed("unknown exception");
+    }
+  }
   lock.lock();
-  latest_ = snapshot;
-  sequence_ = snapshot->sequence;
-  collecting_ = false;
-  done_.notify_all();
-  return snapshot;
+  return latest_;
+}
+
+void Poller::PollFailed(std::string_view what) {
+  // A bug, not bad input (collectors catch their own failures): keep serving the last snapshot
+  // and count it where read errors are counted, so the next snapshot shows it.
+  LogError("poll failed; serving the previous snapshot", {{"error", what}});
+  errors_.Record("poller", "poll", "exception", what);
 }
 
 bool Poller::TrackDevices(const Inventory& inventory) {
@@ -193,6 +219,8 @@ std::shared_ptr<const Snapshot> Poller::CollectLocked() {
       } catch (const std::exception& e) {
         // Collectors do not throw by design; this is the last line of defence (e.g. bad_alloc).
         LogError("collector failed", {{"collector", collector.name()}, {"error", e.what()}});
+      } catch (...) {
+        LogError("collector failed", {{"collector", collector.name()}, {"error", "unknown"}});
       }
       last = LastRun{is_slow ? slow_sink.Take() : std::vector<prometheus::MetricFamily>{},
                      SecondsSince(start), ok};

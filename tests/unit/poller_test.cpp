@@ -6,6 +6,7 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -136,6 +137,83 @@ TEST(Poller, ConcurrentCollectsShareOneCollection) {
   // The first collection is running when the other five arrive: they all get its result.
   EXPECT_EQ(runs.load(), 1);
   EXPECT_EQ(std::set<uint64_t>(sequences.begin(), sequences.end()).size(), 1u);
+}
+
+// Runs poller.Collect() on its own thread; false if it has not returned after `limit` (the
+// thread is then left blocked, detached: the test has failed anyway).
+bool CollectReturnsWithin(Poller& poller, std::chrono::seconds limit,
+                          std::shared_ptr<const Snapshot>* out) {
+  auto done = std::make_shared<std::promise<std::shared_ptr<const Snapshot>>>();
+  auto result = done->get_future();
+  std::thread([&poller, done] {
+    try {
+      done->set_value(poller.Collect());
+    } catch (...) {
+      done->set_exception(std::current_exception());
+    }
+  }).detach();
+  if (result.wait_for(limit) != std::future_status::ready) return false;
+  *out = result.get();
+  return true;
+}
+
+TEST(Poller, APollThatThrowsKeepsTheLastSnapshotAndTheNextPollRuns) {
+  // Before the fix, a collection that threw left the "collecting" flag set: every later
+  // Collect() (each scrape with --poll-interval=0) waited forever.
+  int calls = 0;
+  PollerConfig config = AllCollectors();
+  config.self_metrics = [&calls](MetricSink&) {
+    if (++calls == 2) throw std::out_of_range("stod");
+  };
+  Poller poller(std::make_unique<SysfsReader>(RxeCaptureSysfs()), std::move(config));
+  std::shared_ptr<const Snapshot> first, second, third;
+  ASSERT_TRUE(CollectReturnsWithin(poller, std::chrono::seconds(10), &first));
+  ASSERT_NE(first, nullptr);
+  ASSERT_TRUE(CollectReturnsWithin(poller, std::chrono::seconds(10), &second));
+  EXPECT_EQ(second, first) << "a failed poll serves the previous snapshot";
+  ASSERT_TRUE(CollectReturnsWithin(poller, std::chrono::seconds(10), &third))
+      << "the poll after a failed one never ran";
+  ASSERT_NE(third, nullptr);
+  EXPECT_EQ(third->sequence, first->sequence + 1);
+  EXPECT_NE(third->text.find(
+                "rdma_exporter_read_errors_total{collector=\"poller\",reason=\"exception\"} 1"),
+            std::string::npos);
+}
+
+TEST(Poller, AFirstPollThatThrowsReturnsNoSnapshotAndTheNextOneRuns) {
+  int calls = 0;
+  PollerConfig config = AllCollectors();
+  config.self_metrics = [&calls](MetricSink&) {
+    if (++calls == 1) throw 42;  // not even a std::exception
+  };
+  Poller poller(std::make_unique<SysfsReader>(RxeCaptureSysfs()), std::move(config));
+  std::shared_ptr<const Snapshot> first, second;
+  ASSERT_TRUE(CollectReturnsWithin(poller, std::chrono::seconds(10), &first));
+  EXPECT_EQ(first, nullptr);
+  EXPECT_EQ(poller.Latest(), nullptr);
+  ASSERT_TRUE(CollectReturnsWithin(poller, std::chrono::seconds(10), &second));
+  ASSERT_NE(second, nullptr);
+  EXPECT_EQ(second->sequence, 1u);
+}
+
+class ThrowingCollector : public Collector {
+ public:
+  std::string_view name() const override { return "throwing"; }
+  std::string_view description() const override { return "throws a non-std exception"; }
+  bool Collect(const Inventory&, CollectContext&, MetricSink&) override { throw 7; }
+};
+
+TEST(Poller, ACollectorThrowingANonStdExceptionFailsOnlyItself) {
+  PollerConfig config = AllCollectors();
+  config.collectors.push_back(std::make_unique<ThrowingCollector>());
+  Poller poller(std::make_unique<SysfsReader>(RxeCaptureSysfs()), std::move(config));
+  std::shared_ptr<const Snapshot> snapshot;
+  ASSERT_TRUE(CollectReturnsWithin(poller, std::chrono::seconds(10), &snapshot));
+  ASSERT_NE(snapshot, nullptr);
+  EXPECT_NE(snapshot->text.find("rdma_exporter_collector_success{collector=\"throwing\"} 0"),
+            std::string::npos);
+  EXPECT_NE(snapshot->text.find("rdma_exporter_collector_success{collector=\"port\"} 1"),
+            std::string::npos);
 }
 
 TEST(Poller, AFailingFileCostsOnlyItsSeriesAndIsCounted) {

@@ -52,7 +52,9 @@ class Poller {
   Poller(std::unique_ptr<SysfsReader> sysfs, PollerConfig config);
 
   // Runs one full collection and publishes it. Thread-safe; concurrent callers share one
-  // collection (the late ones wait for the running one and get its result).
+  // collection (the late ones wait for the running one and get its result). If the collection
+  // throws, the error is logged and counted and the previous snapshot is returned (nullptr if
+  // there is none yet); the next call collects again.
   std::shared_ptr<const Snapshot> Collect();
   // The last published snapshot, or nullptr before the first poll.
   std::shared_ptr<const Snapshot> Latest() const;
@@ -69,6 +71,7 @@ class Poller {
   // Returns true when the set of devices (or the identity of one) changed since the last poll.
   bool TrackDevices(const Inventory& inventory);
   bool SlowCollectorsDue(bool devices_changed);
+  void PollFailed(std::string_view what);
 
   std::unique_ptr<SysfsReader> sysfs_;
   PollerConfig config_;
@@ -82,6 +85,7 @@ class Poller {
   std::condition_variable done_;
   bool collecting_ = false;
   uint64_t sequence_ = 0;
+  uint64_t attempts_ = 0;  // collections finished, published or failed
   std::shared_ptr<const Snapshot> latest_;
 };
 
