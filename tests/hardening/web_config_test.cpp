@@ -107,7 +107,7 @@ TEST(WebConfig, AgreesWithPromtoolCheckWebConfig) {
   }
 }
 
-// Configs promtool accepts but the exporter refuses on purpose (README "Security").
+// Configs promtool accepts but the exporter refuses on purpose (docs/security.md).
 TEST(WebConfig, StricterThanPromtoolWhereTheToolkitIsSilentlyWeak) {
   TempDir dir;
   MakePki(dir.path());
