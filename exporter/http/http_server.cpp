@@ -7,6 +7,9 @@
 #include <sstream>
 
 #include "rdma_exporter/logging.h"
+#include "rdma_exporter/metric_names.h"
+#include "rdma_exporter/parse.h"
+#include "rdma_exporter/port_state.h"
 #include "rdma_exporter/version.h"
 
 namespace rdma_exporter {
@@ -84,19 +87,6 @@ std::string LabelValue(const prometheus::ClientMetric& m, std::string_view name)
   return "";
 }
 
-const char* StateName(double v) {
-  static const char* kNames[] = {"NOP", "DOWN", "INIT", "ARMED", "ACTIVE", "ACTIVE_DEFER"};
-  int i = static_cast<int>(v);
-  return i >= 0 && i <= 5 ? kNames[i] : "UNKNOWN";
-}
-
-const char* PhysStateName(double v) {
-  static const char* kNames[] = {"?",        "Sleep",  "Polling",           "Disabled",
-                                 "Training", "LinkUp", "LinkErrorRecovery", "PhyTest"};
-  int i = static_cast<int>(v);
-  return i >= 1 && i <= 7 ? kNames[i] : "?";
-}
-
 }  // namespace
 
 std::string RenderLandingPage(const Snapshot* snapshot, const std::string& telemetry_path) {
@@ -109,21 +99,22 @@ std::string RenderLandingPage(const Snapshot* snapshot, const std::string& telem
     for (const auto& family : snapshot->families) {
       for (const auto& m : family.metric) {
         std::string device = LabelValue(m, "device");
-        if (family.name == "rdma_device_info") {
+        if (family.name == metric::kDeviceInfo) {
           devices[device] = {LabelValue(m, "fw_ver"), LabelValue(m, "pci_address")};
           continue;
         }
-        std::string port = LabelValue(m, "port");
-        if (port.empty()) continue;
-        auto key = std::make_pair(device, std::stoi(port));
-        if (family.name == "rdma_port_info") {
+        // A port label that is not a port number (no collector writes one) is skipped.
+        auto port = ParseU64(LabelValue(m, "port"));
+        if (!port || *port > 65535) continue;
+        auto key = std::make_pair(device, static_cast<int>(*port));
+        if (family.name == metric::kPortInfo) {
           rows[key].link_layer = LabelValue(m, "link_layer");
           rows[key].netdev = LabelValue(m, "netdev");
-        } else if (family.name == "rdma_port_state") {
-          rows[key].state = StateName(m.gauge.value);
-        } else if (family.name == "rdma_port_physical_state") {
+        } else if (family.name == metric::kPortState) {
+          rows[key].state = PortStateName(m.gauge.value);
+        } else if (family.name == metric::kPortPhysicalState) {
           rows[key].phys = PhysStateName(m.gauge.value);
-        } else if (family.name == "rdma_port_rate_bytes_per_second") {
+        } else if (family.name == metric::kPortRate) {
           std::ostringstream r;
           r << m.gauge.value * 8 / 1e9 << " Gb/s";
           rows[key].rate = r.str();
@@ -148,7 +139,8 @@ std::string RenderLandingPage(const Snapshot* snapshot, const std::string& telem
            "<th>PCI</th></tr>\n";
     for (const auto& [key, row] : rows) {
       const auto& dev = devices[key.first];
-      const char* cls = row.state == "ACTIVE" ? "up" : "down";
+      const char* cls =
+          row.state == PortStateName(static_cast<int>(PortState::kActive)) ? "up" : "down";
       out << "<tr><td>" << Html(key.first) << "</td><td>" << key.second << "</td><td>"
           << Html(row.link_layer) << "</td><td class=\"" << cls << "\">" << Html(row.state)
           << "</td><td>" << Html(row.phys) << "</td><td>" << Html(row.rate) << "</td><td>"
@@ -265,17 +257,24 @@ bool HttpServer::Listen(const WebConfig& web, std::string* error) {
   return true;
 }
 
-int HttpServer::ExternalSslContext(void** ssl_ctx, void* self) {
+int HttpServer::ExternalSslContext(void** ssl_ctx, void* self) noexcept {
   // Called with *ssl_ctx == nullptr when CivetWeb needs a context, and with the context when it
   // frees it (0 = CivetWeb frees it).
   if (*ssl_ctx != nullptr) return 0;
   auto* server = static_cast<HttpServer*>(self);
-  auto a = server->active();
-  if (a == nullptr || !a->web.tls) return 0;
-  void* ctx = NewServerSslContext(*a->web.tls, &server->listen_tls_error_);
-  if (ctx == nullptr) return -1;
-  *ssl_ctx = ctx;
-  return 1;
+  try {
+    auto a = server->active();
+    if (a == nullptr || !a->web.tls) return 0;
+    void* ctx = NewServerSslContext(*a->web.tls, &server->listen_tls_error_);
+    if (ctx == nullptr) return -1;
+    *ssl_ctx = ctx;
+    return 1;
+  } catch (const std::exception& e) {
+    server->listen_tls_error_ = std::string("TLS context: ") + e.what();
+  } catch (...) {
+    server->listen_tls_error_ = "TLS context: unknown exception";
+  }
+  return -1;
 }
 
 void HttpServer::Stop() {
@@ -329,9 +328,27 @@ void HttpServer::AddSelfMetrics(MetricSink& sink) const {
                static_cast<double>(reloads_failed_.load()));
 }
 
-int HttpServer::BeginRequest(mg_connection* conn) {
+int HttpServer::BeginRequest(mg_connection* conn) noexcept {
   auto* server = static_cast<HttpServer*>(mg_get_user_data(mg_get_context(conn)));
-  auto a = server->active();
+  std::string what = "unknown exception";
+  try {
+    return server->Route(conn);
+  } catch (const std::exception& e) {
+    what = e.what();
+  } catch (...) {
+  }
+  // A bug (or bad_alloc) in a handler: answer 500 and keep the server, instead of unwinding
+  // through CivetWeb's C frames (std::terminate, or worse).
+  try {
+    LogError("request failed", {{"error", what}});
+    Send(conn, 500, "text/plain; charset=utf-8", "Internal Server Error\n", {});
+  } catch (...) {
+  }
+  return 500;
+}
+
+int HttpServer::Route(mg_connection* conn) {
+  auto a = active();
   const mg_request_info* info = mg_get_request_info(conn);
   HeaderList headers = ConfiguredHeaders(a->web);
   // Only GET and HEAD, for every path (and before authentication, like a router would).
@@ -347,14 +364,15 @@ int HttpServer::BeginRequest(mg_connection* conn) {
     return 401;
   }
   std::string_view path = info->local_uri != nullptr ? info->local_uri : "";
-  if (path == server->config_.telemetry_path) return server->HandleMetrics(conn, *a);
-  if (path == "/") return server->HandleLanding(conn, *a);
+  if (config_.on_request_for_testing) config_.on_request_for_testing(path);
+  if (path == config_.telemetry_path) return HandleMetrics(conn, *a);
+  if (path == "/") return HandleLanding(conn, *a);
   if (path == "/-/healthy") {
     Send(conn, 200, "text/plain; charset=utf-8", "Healthy\n", headers);
     return 200;
   }
   if (path == "/-/ready") {
-    if (server->poller_.Latest() == nullptr) {
+    if (poller_.Latest() == nullptr) {
       Send(conn, 503, "text/plain; charset=utf-8", "Not ready: first poll has not completed\n",
            headers);
       return 503;

@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 
 #include "rdma_exporter/poller.h"
 #include "rdma_exporter/web_config.h"
@@ -30,6 +31,8 @@ struct HttpConfig {
   std::chrono::milliseconds read_timeout{5000};
   // mg_init_library(MG_FEATURES_TLS) returned the TLS bit (the OpenSSL shims were found).
   bool tls_available = false;
+  // Test seam: called with the path of every request before it is routed (unset = nothing).
+  std::function<void(std::string_view path)> on_request_for_testing;
 };
 
 class HttpServer {
@@ -58,8 +61,11 @@ class HttpServer {
   };
   bool Listen(const WebConfig& web, std::string* error);
   std::shared_ptr<const Active> active() const;
-  static int BeginRequest(mg_connection* conn);
-  static int ExternalSslContext(void** ssl_ctx, void* self);
+  // CivetWeb's C callbacks: exception barriers (noexcept, every exception becomes an error
+  // return), so nothing unwinds through CivetWeb's C frames.
+  static int BeginRequest(mg_connection* conn) noexcept;
+  static int ExternalSslContext(void** ssl_ctx, void* self) noexcept;
+  int Route(mg_connection* conn);
   int HandleMetrics(mg_connection* conn, const Active& active);
   int HandleLanding(mg_connection* conn, const Active& active);
 
