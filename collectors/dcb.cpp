@@ -4,6 +4,7 @@
 #include <set>
 
 #include "common.h"
+#include "rdma_exporter/metric_names.h"
 
 namespace rdma_exporter {
 
@@ -27,19 +28,19 @@ bool DcbCollector::Collect(const Inventory& inventory, CollectContext& ctx, Metr
       }
       Labels labels = NetdevLabels(device, port);
       // No DCB (EOPNOTSUPP) is a normal state of non-DCB NICs: a 0, not an error.
-      sink.Gauge("rdma_dcb_supported",
+      sink.Gauge(metric::kDcbSupported,
                  "1 if the netdev answers DCB (IEEE 802.1Qaz) queries, 0 if it has no DCB.", labels,
                  config.supported ? 1 : 0);
       if (!config.supported) continue;
       if (config.pfc_known) {
         for (unsigned prio = 0; prio < 8; ++prio) {
-          sink.Gauge("rdma_pfc_enabled",
+          sink.Gauge(metric::kPfcEnabled,
                      "1 if priority flow control is enabled for the priority (ieee_pfc.pfc_en).",
                      With(labels, "priority", std::to_string(prio)),
                      ((config.pfc_enabled >> prio) & 1u) != 0 ? 1 : 0);
         }
       }
-      sink.Gauge("rdma_qos_trust_info",
+      sink.Gauge(metric::kQosTrustInfo,
                  "QoS trust mode of the netdev as the mode label (dscp if the DCB APP table has "
                  "DSCP entries, else pcp); value is always 1.",
                  With(labels, "mode", config.dscp_entries > 0 ? "dscp" : "pcp"), 1);

@@ -1,6 +1,7 @@
 #include "device_info.h"
 
 #include "common.h"
+#include "rdma_exporter/metric_names.h"
 #include "rdma_exporter/parse.h"
 
 namespace rdma_exporter {
@@ -18,7 +19,7 @@ bool DeviceInfoCollector::Collect(const Inventory& inventory, CollectContext& ct
     if (auto parsed = ParseNumberedName(node_type)) node_type = std::string(parsed->name);
     std::string numa_node;
     if (device.has_pci_link) numa_node = attr(device, "device/numa_node");
-    sink.Gauge("rdma_device_info",
+    sink.Gauge(metric::kDeviceInfo,
                "Descriptive labels of an RDMA device; value is always 1. physfn is the PCI "
                "address of the parent PF of an SR-IOV VF, empty otherwise.",
                {{"device", device.name},

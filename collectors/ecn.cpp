@@ -3,6 +3,7 @@
 #include <set>
 
 #include "common.h"
+#include "rdma_exporter/metric_names.h"
 #include "rdma_exporter/parse.h"
 
 namespace rdma_exporter {
@@ -28,7 +29,7 @@ bool EcnCollector::Collect(const Inventory& inventory, CollectContext& ctx, Metr
             ctx.Malformed(path, value);
             continue;
           }
-          sink.Gauge("rdma_ecn_enabled",
+          sink.Gauge(metric::kEcnEnabled,
                      "1 if RoCE ECN is enabled for the priority in the role (np: notification "
                      "point, marks CNPs; rp: reaction point, rate limits), else 0. MLNX_OFED "
                      "only.",

@@ -9,6 +9,7 @@
 #include <unordered_set>
 
 #include "common.h"
+#include "rdma_exporter/metric_names.h"
 
 namespace rdma_exporter {
 namespace {
@@ -16,7 +17,7 @@ namespace {
 enum class Type { kCounter, kGauge };
 
 struct Family {
-  const char* name;
+  std::string_view name;
   const char* help;
   Type type;
 };
@@ -53,7 +54,7 @@ constexpr std::array<Family, kFamilyCount> kFamilies = {{
      "to stop sending), tx = sent by this NIC (its receive buffer for the priority was filling). "
      "Only priorities with PFC enabled have series (ethtool rx/tx_prio<p>_pause).",
      Type::kCounter},
-    {"rdma_pfc_pause_duration_seconds_total",
+    {metric::kPfcPauseDuration,
      "Time the priority spent paused by PFC, in seconds: rx = this port was held off by the link "
      "partner, tx = this NIC held the partner off (ethtool rx/tx_prio<p>_pause_duration, "
      "microseconds).",
@@ -62,7 +63,7 @@ constexpr std::array<Family, kFamilyCount> kFamilies = {{
      "Received PFC pause XOFF to XON transitions on the priority (ethtool "
      "rx_prio<p>_pause_transition).",
      Type::kCounter},
-    {"rdma_pfc_storm_events_total",
+    {metric::kPfcStormEvents,
      "Pause storm events: warning = the NIC sent pause frames for longer than the stall warning "
      "watermark; error = it reached the critical watermark and stall prevention stopped pause "
      "transmission, so drops may have occurred (ethtool tx_pause_storm_warning/error_events).",
@@ -75,7 +76,7 @@ constexpr std::array<Family, kFamilyCount> kFamilies = {{
      "Packets received (rx) or transmitted (tx) on the L2 priority at the physical port (ethtool "
      "rx/tx_prio<p>_packets).",
      Type::kCounter},
-    {"rdma_priority_discards_total",
+    {metric::kPriorityDiscards,
      "Received packets of the priority discarded by the NIC: buffer = lack of per-host receive "
      "buffer (rx_prio<p>_buf_discard, indexed by traffic class), congestion = per-host "
      "congestion, WRED (rx_prio<p>_cong_discard), other = lack of port receive buffers "
@@ -96,7 +97,7 @@ constexpr std::array<Family, kFamilyCount> kFamilies = {{
     {"rdma_global_pause_transitions_total",
      "Received 802.3x global pause XOFF to XON transitions (ethtool rx_global_pause_transition).",
      Type::kCounter},
-    {"rdma_phy_link_down_events_total",
+    {metric::kPhyLinkDownEvents,
      "Times the physical link's operational state went down; rising = port flapping (ethtool "
      "link_down_events_phy).",
      Type::kCounter},

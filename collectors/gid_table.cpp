@@ -5,6 +5,7 @@
 #include <charconv>
 
 #include "common.h"
+#include "rdma_exporter/metric_names.h"
 #include "rdma_exporter/parse.h"
 
 namespace rdma_exporter {
@@ -55,7 +56,7 @@ bool GidTableCollector::Collect(const Inventory& inventory, CollectContext& ctx,
         std::string gid(Trim(value));
         std::string type = ReadGidAttr(ctx, JoinPath(port.dir, "gid_attrs/types/" + idx), &value);
         std::string netdev = ReadGidAttr(ctx, JoinPath(port.dir, "gid_attrs/ndevs/" + idx), &value);
-        sink.Gauge("rdma_gid_info",
+        sink.Gauge(metric::kGidInfo,
                    "A non-empty GID table entry; value is always 1. gid_type is the kernel's "
                    "string (\"RoCE v2\", \"IB/RoCE v1\"), netdev the entry's network interface.",
                    {{"device", device.name},

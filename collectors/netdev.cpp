@@ -4,6 +4,7 @@
 #include <set>
 
 #include "common.h"
+#include "rdma_exporter/metric_names.h"
 #include "rdma_exporter/parse.h"
 
 namespace rdma_exporter {
@@ -84,10 +85,10 @@ bool NetdevCollector::Collect(const Inventory& inventory, CollectContext& ctx, M
       if (!down) down = SysfsCounter(ctx, port.netdev, "carrier_down_count");
       CounterIf(sink, "rdma_netdev_carrier_up_total",
                 "Carrier up transitions of the netdev since it was created.", labels, up);
-      CounterIf(sink, "rdma_netdev_carrier_down_total",
+      CounterIf(sink, metric::kNetdevCarrierDown,
                 "Carrier down transitions of the netdev since it was created.", labels, down);
       if (state.mtu) {
-        sink.Gauge("rdma_netdev_mtu_bytes", "MTU of the netdev in bytes.", labels, *state.mtu);
+        sink.Gauge(metric::kNetdevMtu, "MTU of the netdev in bytes.", labels, *state.mtu);
       }
       if (auto speed = Speed(ctx, port.netdev)) {
         sink.Gauge("rdma_netdev_speed_bytes_per_second",
@@ -95,9 +96,9 @@ bool NetdevCollector::Collect(const Inventory& inventory, CollectContext& ctx, M
                    "absent while the link is down or the speed unknown.",
                    labels, *speed);
       }
-      CounterIf(sink, "rdma_netdev_receive_errors_total", "Receive errors of the netdev.", labels,
+      CounterIf(sink, metric::kNetdevReceiveErrors, "Receive errors of the netdev.", labels,
                 state.rx_errors);
-      CounterIf(sink, "rdma_netdev_transmit_errors_total", "Transmit errors of the netdev.", labels,
+      CounterIf(sink, metric::kNetdevTransmitErrors, "Transmit errors of the netdev.", labels,
                 state.tx_errors);
       CounterIf(sink, "rdma_netdev_receive_drops_total",
                 "Received packets dropped by the netdev (rx_dropped).", labels, state.rx_dropped);

@@ -1,6 +1,7 @@
 #include "pcie.h"
 
 #include "common.h"
+#include "rdma_exporter/metric_names.h"
 #include "rdma_exporter/parse.h"
 
 namespace rdma_exporter {
@@ -15,7 +16,7 @@ bool PcieCollector::Collect(const Inventory& inventory, CollectContext& ctx, Met
       std::string speed_file = JoinPath(pci, std::string(kind) + "_link_speed");
       if (ctx.ReadOptional(speed_file, &value)) {
         if (auto speed = ParsePcieSpeed(value)) {
-          sink.Gauge("rdma_pcie_link_transfers_per_second",
+          sink.Gauge(metric::kPcieLinkSpeed,
                      "PCIe link speed of the device's PCI function in transfers per second "
                      "(16e9 = Gen4), current and max.",
                      With(DeviceLabels(device), "kind", kind), *speed);
@@ -30,7 +31,7 @@ bool PcieCollector::Collect(const Inventory& inventory, CollectContext& ctx, Met
         if (!width) {
           ctx.Malformed(width_file, value);
         } else if (*width > 0 && *width <= 32) {
-          sink.Gauge("rdma_pcie_link_width_lanes",
+          sink.Gauge(metric::kPcieLinkWidth,
                      "PCIe link width of the device's PCI function in lanes, current and max.",
                      With(DeviceLabels(device), "kind", kind), static_cast<double>(*width));
         }
@@ -40,7 +41,7 @@ bool PcieCollector::Collect(const Inventory& inventory, CollectContext& ctx, Met
       std::string file = JoinPath(pci, std::string("aer_dev_") + severity);
       if (!ctx.ReadOptional(file, &value)) continue;  // no AER capability: no files
       if (auto total = ParseAerTotal(value)) {
-        sink.Counter("rdma_pcie_aer_errors_total",
+        sink.Counter(metric::kPcieAerErrors,
                      "PCIe Advanced Error Reporting errors of the device's PCI function, by "
                      "severity (correctable, nonfatal, fatal).",
                      With(DeviceLabels(device), "severity", severity), static_cast<double>(*total));

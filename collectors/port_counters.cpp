@@ -6,6 +6,7 @@
 #include <map>
 
 #include "common.h"
+#include "rdma_exporter/metric_names.h"
 #include "rdma_exporter/parse.h"
 
 namespace rdma_exporter {
@@ -14,34 +15,32 @@ namespace {
 // Widths from IBTA PortCounters / PortCountersExtended (reference §1.5).
 constexpr std::array kPmaCounters = {
     PmaCounterSpec{
-        "symbol_error", "rdma_port_symbol_errors_total",
+        "symbol_error", metric::kPortSymbolErrors,
         "Minor link errors detected on one or more physical lanes (PMA SymbolErrorCounter).", 1,
         16},
-    PmaCounterSpec{"link_error_recovery", "rdma_port_link_error_recovery_total",
+    PmaCounterSpec{"link_error_recovery", metric::kPortLinkErrorRecovery,
                    "Times the link error recovery process completed successfully.", 1, 8},
-    PmaCounterSpec{"link_downed", "rdma_port_link_downed_total",
+    PmaCounterSpec{"link_downed", metric::kPortLinkDowned,
                    "Times the link error recovery process failed and the link went down.", 1, 8},
-    PmaCounterSpec{"port_rcv_errors", "rdma_port_receive_errors_total",
+    PmaCounterSpec{"port_rcv_errors", metric::kPortReceiveErrors,
                    "Packets received with errors (malformed, bad CRC, buffer overrun, ...).", 1,
                    16},
-    PmaCounterSpec{"port_rcv_remote_physical_errors",
-                   "rdma_port_receive_remote_physical_errors_total",
+    PmaCounterSpec{"port_rcv_remote_physical_errors", metric::kPortReceiveRemotePhysicalErrors,
                    "Packets received marked with the EBP delimiter (error upstream).", 1, 16},
-    PmaCounterSpec{"port_rcv_switch_relay_errors", "rdma_port_receive_switch_relay_errors_total",
+    PmaCounterSpec{"port_rcv_switch_relay_errors", metric::kPortReceiveSwitchRelayErrors,
                    "Packets received that could not be forwarded by a switch.", 1, 16},
-    PmaCounterSpec{"port_xmit_discards", "rdma_port_transmit_discards_total",
+    PmaCounterSpec{"port_xmit_discards", metric::kPortTransmitDiscards,
                    "Outbound packets discarded because the port was down or congested.", 1, 16},
-    PmaCounterSpec{"port_xmit_constraint_errors", "rdma_port_transmit_constraint_errors_total",
+    PmaCounterSpec{"port_xmit_constraint_errors", metric::kPortTransmitConstraintErrors,
                    "Packets not transmitted due to outbound raw filtering or partition checks.", 1,
                    8},
-    PmaCounterSpec{"port_rcv_constraint_errors", "rdma_port_receive_constraint_errors_total",
+    PmaCounterSpec{"port_rcv_constraint_errors", metric::kPortReceiveConstraintErrors,
                    "Packets received and discarded due to inbound raw filtering or partition "
                    "checks.",
                    1, 8},
-    PmaCounterSpec{"local_link_integrity_errors", "rdma_port_local_link_integrity_errors_total",
+    PmaCounterSpec{"local_link_integrity_errors", metric::kPortLocalLinkIntegrityErrors,
                    "Times the local physical error threshold was exceeded.", 1, 4},
-    PmaCounterSpec{"excessive_buffer_overrun_errors",
-                   "rdma_port_excessive_buffer_overrun_errors_total",
+    PmaCounterSpec{"excessive_buffer_overrun_errors", metric::kPortExcessiveBufferOverrunErrors,
                    "Times consecutive flow-control update periods had buffer overruns.", 1, 4},
     PmaCounterSpec{"VL15_dropped", "rdma_port_vl15_dropped_total",
                    "Incoming VL15 (subnet management) packets dropped for lack of buffers.", 1, 16},
@@ -150,7 +149,7 @@ bool PortCountersCollector::Collect(const Inventory& inventory, CollectContext& 
                        labels, static_cast<double>(reading.value));
         }
         if (reading.width == 0 || reading.width > 32) continue;
-        sink.Gauge("rdma_port_counters_saturated",
+        sink.Gauge(metric::kPortCountersSaturated,
                    "1 while a PMA counter sits at the all-ones value of its IBTA width (it stops "
                    "counting there until cleared), else 0.",
                    With(labels, "counter", file), reading.saturated() ? 1 : 0);

@@ -1,6 +1,7 @@
 #include "port_state.h"
 
 #include "common.h"
+#include "rdma_exporter/metric_names.h"
 #include "rdma_exporter/parse.h"
 
 namespace rdma_exporter {
@@ -29,7 +30,7 @@ bool PortStateCollector::Collect(const Inventory& inventory, CollectContext& ctx
   for (const auto& device : inventory.devices) {
     for (const auto& port : device.ports) {
       Labels labels = PortLabels(device, port);
-      sink.Gauge("rdma_port_info",
+      sink.Gauge(metric::kPortInfo,
                  "Descriptive labels of an RDMA port; value is always 1. netdev is the port's "
                  "network interface (ibdev2netdev logic), empty when none.",
                  {{"device", device.name},
@@ -39,19 +40,19 @@ bool PortStateCollector::Collect(const Inventory& inventory, CollectContext& ctx
                  1);
       auto state = ReadNumbered(ctx, JoinPath(port.dir, "state"), &value);
       if (state) {
-        sink.Gauge("rdma_port_state",
+        sink.Gauge(metric::kPortState,
                    "Logical port state: 0 NOP, 1 DOWN, 2 INIT, 3 ARMED, 4 ACTIVE, 5 ACTIVE_DEFER.",
                    labels, *state);
       }
       auto phys = ReadNumbered(ctx, JoinPath(port.dir, "phys_state"), &value);
       if (phys) {
-        sink.Gauge("rdma_port_physical_state",
+        sink.Gauge(metric::kPortPhysicalState,
                    "Physical port state: 1 Sleep, 2 Polling, 3 Disabled, "
                    "4 PortConfigurationTraining, 5 LinkUp, 6 LinkErrorRecovery, 7 PhyTest.",
                    labels, *phys);
       }
       if (state && phys) {
-        sink.Gauge("rdma_port_up", "1 if the port is ACTIVE and its physical link is LinkUp.",
+        sink.Gauge(metric::kPortUp, "1 if the port is ACTIVE and its physical link is LinkUp.",
                    labels, (*state == kPortActive && *phys == kPhysLinkUp) ? 1 : 0);
       }
       // rate fails with EINVAL when the width is unknown (e.g. an empty cage).
@@ -62,11 +63,11 @@ bool PortStateCollector::Collect(const Inventory& inventory, CollectContext& ctx
         ctx.Malformed(rate_file, value);
         continue;
       }
-      sink.Gauge("rdma_port_rate_bytes_per_second",
+      sink.Gauge(metric::kPortRate,
                  "Port data rate in bytes per second (the sysfs rate in Gb/s / 8).", labels,
                  rate->gbit_per_second * 1e9 / 8);
-      sink.Gauge("rdma_port_link_width_lanes", "Active link width in lanes (1, 2, 4, 8, 12).",
-                 labels, rate->width);
+      sink.Gauge(metric::kPortLinkWidth, "Active link width in lanes (1, 2, 4, 8, 12).", labels,
+                 rate->width);
       sink.Gauge("rdma_port_lane_speed_info",
                  "Active per-lane speed (SDR, DDR, QDR, FDR10, FDR, EDR, HDR, NDR, XDR) as a "
                  "label; value is always 1.",

@@ -4,6 +4,7 @@
 #include <charconv>
 
 #include "common.h"
+#include "rdma_exporter/metric_names.h"
 #include "rdma_exporter/parse.h"
 
 namespace rdma_exporter {
@@ -55,7 +56,7 @@ bool RoceConfigCollector::Collect(const Inventory& inventory, CollectContext& ct
       if (port.link_layer != "Ethernet" || port.netdev.empty()) continue;
       Labels labels = NetdevLabels(device, port);
       auto check = [&](const char* name, bool ok) {
-        sink.Gauge("rdma_roce_config_ok", kOkHelp, With(labels, "check", name), ok ? 1 : 0);
+        sink.Gauge(metric::kRoceConfigOk, kOkHelp, With(labels, "check", name), ok ? 1 : 0);
       };
 
       if (auto gid = HasRoutableRoceV2Gid(ctx, port)) check("roce_v2_gid_present", *gid);
@@ -93,7 +94,7 @@ bool RoceConfigCollector::Collect(const Inventory& inventory, CollectContext& ct
       // priority comes from the VLAN PCP / NCCL_IB_SL, which the exporter cannot see.
       if (dcb.dscp_entries == 0 || dcb.dscp_to_priority[dscp] < 0) continue;
       int priority = dcb.dscp_to_priority[dscp];
-      sink.Gauge("rdma_nccl_priority",
+      sink.Gauge(metric::kNcclPriority,
                  "The L2 priority NCCL's traffic (--nccl.ib-tc, DSCP = TC >> 2) maps to on this "
                  "port through the live DSCP-to-priority map.",
                  labels, priority);

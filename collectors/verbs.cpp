@@ -1,6 +1,7 @@
 #include "verbs.h"
 
 #include "common.h"
+#include "rdma_exporter/metric_names.h"
 
 namespace rdma_exporter {
 
@@ -29,7 +30,7 @@ bool VerbsCollector::Collect(const Inventory& inventory, CollectContext& ctx, Me
     for (const auto& port : verbs.ports) {
       Labels port_labels = {{"device", device.name}, {"port", std::to_string(port.port)}};
       if (port.active_mtu_bytes != 0) {
-        sink.Gauge("rdma_port_active_mtu_bytes",
+        sink.Gauge(metric::kPortActiveMtu,
                    "Active path MTU of the port in bytes (ibv_query_port active_mtu; RoCE: "
                    "derived from the netdev MTU, 4096 needs a netdev MTU of at least 4200).",
                    port_labels, port.active_mtu_bytes);
