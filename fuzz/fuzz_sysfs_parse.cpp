@@ -1,5 +1,5 @@
-// Fuzz target: the sysfs text parsers (include/core/rdma_exporter/parse.h): counters, hex, "4: ACTIVE",
-// port rates, PCIe speeds, AER totals, GIDs. Invariants checked beyond "no crash".
+// Fuzz target: the sysfs text parsers (include/core/rdma_exporter/parse.h): counters, hex, "4:
+// ACTIVE", port rates, PCIe speeds, AER totals, GIDs. Invariants checked beyond "no crash".
 #include <cstdint>
 #include <cstdlib>
 #include <string_view>
