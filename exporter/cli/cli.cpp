@@ -47,7 +47,7 @@ FlagSpec<CliOptions>::Setter SetSeconds(std::string_view name, bool zero_ok,
 
 using CliFlags = std::vector<FlagSpec<CliOptions>>;
 
-// Every subcommand's flags come first in its usage, in this order.
+// The flags every subcommand takes, first in its usage.
 CliFlags CommonFlags() {
   return {
       Share<CliOptions>(kPathSysfsFlag, FlagAudience::kSubcommand),
