@@ -2,13 +2,200 @@
 
 #include <charconv>
 #include <regex>
-#include <sstream>
+#include <span>
 
+#include "rdma_exporter/cli.h"
 #include "rdma_exporter/collector.h"
 #include "rdma_exporter/parse.h"
 
 namespace rdma_exporter {
 namespace {
+
+using Flags = std::vector<FlagSpec<Options>>;
+constexpr auto kExporter = FlagAudience::kExporter;
+// Flag names and help in the exporter's usage are aligned to this column.
+constexpr size_t kUsageColumn = 34;
+
+std::string SetDuration(const std::string& value, std::string_view name, std::string_view examples,
+                        std::chrono::milliseconds* target) {
+  auto duration = ParseDuration(value);
+  if (!duration) {
+    return "invalid duration \"" + value + "\" for --" + std::string(name) + " (e.g. " +
+           std::string(examples) + ")";
+  }
+  *target = *duration;
+  return "";
+}
+
+// One of the listed values; the error lists them.
+std::string SetChoice(const std::string& value, std::string_view name,
+                      std::initializer_list<std::string_view> choices, std::string_view listed,
+                      const std::function<void(size_t)>& store) {
+  for (size_t i = 0; i < choices.size(); ++i) {
+    if (value == choices.begin()[i]) {
+      store(i);
+      return "";
+    }
+  }
+  return "invalid --" + std::string(name) + " \"" + value + "\" (" + std::string(listed) + ")";
+}
+
+Flags WebFlags() {
+  return {
+      {"web.listen-address", "\":9879\"",
+       "Address to listen on for the web interface and telemetry\n"
+       "([host]:port, IPv4; \":9879\" = all interfaces).",
+       true,
+       [](const std::string& value, Options* options) {
+         std::string ports, error;
+         if (ListenAddressToCivetweb(value, &ports, &error)) options->listen_address = value;
+         return error;
+       }},
+      {"web.telemetry-path", "\"/metrics\"", "Path under which to expose metrics.", true,
+       [](const std::string& value, Options* options) {
+         if (value.empty() || value[0] != '/' || value == "/" || value.rfind("/-/", 0) == 0) {
+           return "invalid --web.telemetry-path \"" + value +
+                  "\" (must start with / and not be / or under /-/)";
+         }
+         options->telemetry_path = value;
+         return std::string();
+       }},
+      {"web.config.file", "FILE",
+       "Exporter-toolkit web config: TLS, mTLS, basic auth, headers\n"
+       "(reloaded on SIGHUP; see README \"Security\").",
+       true,
+       [](const std::string& value, Options* options) {
+         options->web_config_file = value;
+         return std::string();
+       }},
+      {"web.max-connections", "1024", "Connections served at once (one thread each); more wait.",
+       true,
+       [](const std::string& value, Options* options) {
+         auto number = ParseUnsigned(value, 16384);
+         if (!number || *number < 1) {
+           return "invalid --web.max-connections \"" + value + "\" (want 1..16384)";
+         }
+         options->web_max_connections = static_cast<int>(*number);
+         return std::string();
+       }},
+      {"web.read-timeout", "5s", "Time a client has to send its request head.", true,
+       [](const std::string& value, Options* options) {
+         auto timeout = ParseDuration(value);
+         if (!timeout || timeout->count() < 100 || timeout->count() > 600000) {
+           return "invalid --web.read-timeout \"" + value + "\" (100ms..10m)";
+         }
+         options->web_read_timeout = *timeout;
+         return std::string();
+       }},
+  };
+}
+
+Flags PollFlags() {
+  return {
+      {"poll-interval", "10s",
+       "How often to read the devices; every scrape is served\n"
+       "from the last poll. 0 = collect on each scrape (concurrent\n"
+       "scrapes share one collection).",
+       true,
+       [](const std::string& value, Options* options) {
+         std::chrono::milliseconds interval{};
+         std::string error = SetDuration(value, "poll-interval", "10s, 500ms, 0", &interval);
+         if (error.empty() && interval.count() > 0 && interval.count() < 100) {
+           error = "--poll-interval must be 0 or at least 100ms";
+         }
+         if (error.empty()) options->poll_interval = interval;
+         return error;
+       }},
+      {"poll-interval.slow", "60s",
+       "How often to read slow-changing data (device info, GIDs,\n"
+       "PCIe, DCB/ECN/verbs configuration, RoCE checks); also on\n"
+       "any device change. 0 = every poll.",
+       true,
+       [](const std::string& value, Options* options) {
+         return SetDuration(value, "poll-interval.slow", "60s, 5m, 0",
+                            &options->slow_poll_interval);
+       }},
+  };
+}
+
+Flags CollectorSettingFlags() {
+  return {
+      {"collector.hw_counters.source", "auto",
+       "auto, netlink or sysfs: read port hw counters with one RDMA\n"
+       "netlink STAT_GET per port (one firmware refresh on mlx5) or\n"
+       "from the hw_counters files; auto = netlink, sysfs where the\n"
+       "kernel does not answer.",
+       true,
+       [](const std::string& value, Options* options) {
+         return SetChoice(value, "collector.hw_counters.source", {"auto", "netlink", "sysfs"},
+                          "auto, netlink or sysfs", [options](size_t i) {
+                            constexpr HwCounterSource kSources[] = {HwCounterSource::kAuto,
+                                                                    HwCounterSource::kNetlink,
+                                                                    HwCounterSource::kSysfs};
+                            options->collector_options.hw_counters_source = kSources[i];
+                          });
+       }},
+      {"collector.ethtool.metrics-include", "REGEX",
+       "Also export other ethtool stats matching REGEX (generic names).", true,
+       [](const std::string& value, Options* options) {
+         std::string why = RegexError(value);
+         if (!why.empty()) {
+           return "invalid regular expression for --collector.ethtool.metrics-include: " + why;
+         }
+         options->collector_options.ethtool_metrics_include.emplace(value);
+         return std::string();
+       }},
+  };
+}
+
+Flags LogAndMetaFlags() {
+  auto help_alias = BoolFlag("h", "", &Options::show_help, kExporter);
+  help_alias.hidden = true;
+  auto markdown = BoolFlag("help-markdown", "Print docs/flags.md and exit.",
+                           &Options::show_help_markdown, kExporter);
+  markdown.hidden = true;
+  return {
+      {"log.level", "info", "debug, info, warn, error.", true,
+       [](const std::string& value, Options* options) {
+         return SetChoice(value, "log.level", {"debug", "info", "warn", "error"},
+                          "debug, info, warn, error", [&](size_t) { options->log_level = value; });
+       }},
+      {"log.format", "logfmt", "logfmt or json.", true,
+       [](const std::string& value, Options* options) {
+         return SetChoice(value, "log.format", {"logfmt", "json"}, "logfmt or json",
+                          [options](size_t i) {
+                            options->log_format = i == 0 ? LogFormat::kLogfmt : LogFormat::kJson;
+                          });
+       }},
+      BoolFlag("version", "Print version and exit.", &Options::show_version, kExporter),
+      BoolFlag("help", "Print this help and exit.", &Options::show_help, kExporter),
+      help_alias,
+      markdown,
+  };
+}
+
+// The exporter's flags in --help order; the --[no-]collector.<name> switches come from the
+// collector registry (CollectorSwitch).
+const Flags& ExporterFlags() {
+  static const Flags kFlags = [] {
+    Flags all = WebFlags();
+    auto append = [&all](Flags more) {
+      for (auto& flag : more)
+        all.push_back(std::move(flag));
+    };
+    all.push_back(Share<Options>(kPathSysfsFlag, kExporter));
+    append(PollFlags());
+    all.push_back(Share<Options>(kDeviceIncludeFlag, kExporter));
+    all.push_back(Share<Options>(kDeviceExcludeFlag, kExporter));
+    append(CollectorSettingFlags());
+    all.push_back(Share<Options>(kNcclIbTcFlag, kExporter));
+    all.push_back(Share<Options>(kRoceMinMtuFlag, kExporter));
+    all.push_back(Share<Options>(kPathFixturesFlag, kExporter));
+    append(LogAndMetaFlags());
+    return all;
+  }();
+  return kFlags;
+}
 
 bool KnownCollector(const std::string& name) {
   for (const auto& f : CollectorRegistry()) {
@@ -17,14 +204,26 @@ bool KnownCollector(const std::string& name) {
   return false;
 }
 
-bool ValidRegex(const std::string& pattern, std::string* error, const std::string& flag) {
-  try {
-    std::regex re(pattern);
-  } catch (const std::regex_error& e) {
-    *error = "invalid regular expression for " + flag + ": " + e.what();
-    return false;
+// --collector.<name> and --no-collector.<name> (booleans); nullopt for any other flag.
+// --collector.<name>.<setting> is a table flag.
+std::optional<std::string> CollectorSwitch(const std::string& name,
+                                           const std::optional<std::string>& value,
+                                           Options* options) {
+  bool enable = name.rfind("collector.", 0) == 0 && name.find('.', 10) == std::string::npos;
+  bool disable = name.rfind("no-collector.", 0) == 0;
+  if (!enable && !disable) return std::nullopt;
+  std::string collector = name.substr(enable ? 10 : 13);
+  if (!KnownCollector(collector)) {
+    return "unknown collector \"" + collector + "\" in --" + name + " (see --help)";
   }
-  return true;
+  bool on = true;
+  std::string error = SetBool(value.value_or("true"), name, kExporter, &on);
+  if (error.empty()) options->collector_overrides[collector] = enable ? on : !on;
+  return error;
+}
+
+std::string CollectorHelp(const CollectorFactory& f) {
+  return std::string(f.description) + (f.enabled_by_default ? " [default on]" : " [default off]");
 }
 
 }  // namespace
@@ -65,265 +264,73 @@ bool ListenAddressToCivetweb(const std::string& address, std::string* ports, std
 }
 
 std::string UsageText() {
-  std::ostringstream out;
-  out << "usage: rdma_exporter [<flags>]\n"
-         "       rdma_exporter <command> [<args>]   (rdma_exporter <command> --help)\n"
-         "       rdma_exporter --version\n\n"
-         "Prometheus exporter for RDMA (InfiniBand and RoCE) devices.\n\n"
-         "Commands (print and exit; they take --path.sysfs, --path.fixtures and the device "
-         "filters):\n"
-         "  show-gids [DEV...]              The GID table, as MLNX_OFED's show_gids.\n"
-         "  show-counters [DEV...]          PMA and hw counters of each port; --interval=S for "
-         "rates.\n"
-         "  ibdev2netdev [-v]               The netdev of each RDMA port and its link state.\n"
-         "  doctor                          Node checklist for RDMA/NCCL: PASS/WARN/FAIL per "
-         "check,\n"
-         "                                  exit 1 when a check fails.\n\n"
-         "Flags:\n"
-         "  --web.listen-address=\":9879\"   Address to listen on for the web interface and "
-         "telemetry\n"
-         "                                  ([host]:port, IPv4; \":9879\" = all interfaces).\n"
-         "  --web.telemetry-path=\"/metrics\"  Path under which to expose metrics.\n"
-         "  --web.config.file=FILE          Exporter-toolkit web config: TLS, mTLS, basic auth, "
-         "headers\n"
-         "                                  (reloaded on SIGHUP; see README \"Security\").\n"
-         "  --web.max-connections=1024      Connections served at once (one thread each); "
-         "more wait.\n"
-         "  --web.read-timeout=5s           Time a client has to send its request head.\n"
-         "  --path.sysfs=\"/sys\"             sysfs mount point (a fixture or demo tree in "
-         "tests).\n"
-         "  --poll-interval=10s             How often to read the devices; every scrape is "
-         "served\n"
-         "                                  from the last poll. 0 = collect on each scrape "
-         "(concurrent\n"
-         "                                  scrapes share one collection).\n"
-         "  --poll-interval.slow=60s        How often to read slow-changing data (device info, "
-         "GIDs,\n"
-         "                                  PCIe, DCB/ECN/verbs configuration, RoCE checks); also "
-         "on\n"
-         "                                  any device change. 0 = every poll.\n"
-         "  --device-include=REGEX          Only RDMA devices whose name fully matches.\n"
-         "  --device-exclude=REGEX          Skip RDMA devices whose name fully matches; no "
-         "file of an\n"
-         "                                  excluded device is ever opened.\n"
-         "  --collector.hw_counters.source=auto\n"
-         "                                  auto, netlink or sysfs: read port hw counters with "
-         "one RDMA\n"
-         "                                  netlink STAT_GET per port (one firmware refresh on "
-         "mlx5) or\n"
-         "                                  from the hw_counters files; auto = netlink, sysfs "
-         "where the\n"
-         "                                  kernel does not answer.\n"
-         "  --collector.ethtool.metrics-include=REGEX\n"
-         "                                  Also export other ethtool stats matching REGEX "
-         "(generic names).\n"
-         "  --nccl.ib-tc=N                  NCCL_IB_TC of the cluster: enables the NCCL priority "
-         "and\n"
-         "                                  RoCE configuration checks (DSCP = N >> 2).\n"
-         "  --roce.min-mtu=4200             Smallest acceptable RoCE netdev MTU for the checks.\n"
-         "  --path.fixtures=DIR             Read ethtool/DCB data from fixture files in DIR and "
-         "netdev\n"
-         "                                  state from --path.sysfs (tests and the demo "
-         "fabric).\n"
-         "  --log.level=info                debug, info, warn, error.\n"
-         "  --log.format=logfmt             logfmt or json.\n"
-         "  --version                       Print version and exit.\n"
-         "  --help                          Print this help and exit.\n\n"
-         "Collectors (--collector.<name> enables, --no-collector.<name> disables):\n";
+  std::string out =
+      "usage: rdma_exporter [<flags>]\n"
+      "       rdma_exporter <command> [<args>]   (rdma_exporter <command> --help)\n"
+      "       rdma_exporter --version\n\n"
+      "Prometheus exporter for RDMA (InfiniBand and RoCE) devices.\n\n"
+      "Commands (print and exit; they take --path.sysfs, --path.fixtures and the device "
+      "filters):\n"
+      "  show-gids [DEV...]              The GID table, as MLNX_OFED's show_gids.\n"
+      "  show-counters [DEV...]          PMA and hw counters of each port; --interval=S for "
+      "rates.\n"
+      "  ibdev2netdev [-v]               The netdev of each RDMA port and its link state.\n"
+      "  doctor                          Node checklist for RDMA/NCCL: PASS/WARN/FAIL per "
+      "check,\n"
+      "                                  exit 1 when a check fails.\n\n"
+      "Flags:\n" +
+      FlagUsage(ExporterFlags(), kUsageColumn) +
+      "\nCollectors (--collector.<name> enables, --no-collector.<name> disables):\n";
   for (const auto& f : CollectorRegistry()) {
-    std::string flag = "  --collector." + std::string(f.name);
-    out << flag << std::string(flag.size() < 34 ? 34 - flag.size() : 1, ' ') << f.description
-        << (f.enabled_by_default ? " [default on]" : " [default off]") << "\n";
+    out += UsageRow("--collector." + std::string(f.name), CollectorHelp(f), kUsageColumn);
   }
-  return out.str();
+  return out;
+}
+
+std::string FlagsMarkdown() {
+  std::string out =
+      "# Flags\n\n"
+      "<!-- Generated from the flag tables (exporter/flags.cpp, exporter/cli/cli.cpp) by\n"
+      "     `rdma_exporter --help-markdown > docs/flags.md`; a unit test fails when it is "
+      "stale. -->\n\n"
+      "A flag with a value is given as `--name=value` or `--name value`; a boolean flag as "
+      "`--name`,\n`--name=true` or `--name=false`. After `=` the tables show the default, or in "
+      "capitals the\nkind of value when there is no default.\n\n"
+      "## rdma_exporter\n\n"
+      "| Flag | Description |\n|---|---|\n";
+  for (const auto& flag : ExporterFlags()) {
+    if (flag.hidden) continue;
+    out += "| `" + MarkdownCell(FlagSynopsis(flag)) + "` | " + MarkdownCell(flag.help) + " |\n";
+  }
+  out +=
+      "\n### Collectors\n\n"
+      "`--collector.<name>` enables a collector, `--no-collector.<name>` disables it.\n\n"
+      "| Flag | Default | Description |\n|---|---|---|\n";
+  for (const auto& f : CollectorRegistry()) {
+    out += "| `--collector." + std::string(f.name) + "` | " +
+           (f.enabled_by_default ? "on" : "off") + " | " + MarkdownCell(f.description) + " |\n";
+  }
+  out +=
+      "\n## Subcommands\n\n"
+      "`rdma_exporter <command> [<args>]` prints and exits (`rdma_exporter <command> --help`).\n"
+      "`show-gids` and `show-counters` also take device names.\n\n" +
+      SubcommandFlagsMarkdown();
+  return out;
 }
 
 bool ParseFlags(const std::vector<std::string>& args, Options* options, std::string* error) {
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    if (arg.rfind("--", 0) != 0) {
-      *error = arg.rfind("-", 0) == 0
-                   ? "unexpected argument \"" + arg + "\" (flags start with --; see --help)"
-                   : "unknown command \"" + arg +
-                         "\" (commands: show-gids, show-counters, ibdev2netdev, doctor; flags "
-                         "start with --; see --help)";
-      return false;
-    }
-    std::string name = arg.substr(2);
-    std::optional<std::string> value;
-    if (size_t eq = name.find('='); eq != std::string::npos) {
-      value = name.substr(eq + 1);
-      name = name.substr(0, eq);
-    }
-    // Boolean flags.
-    auto boolean = [&](bool* target) {
-      if (!value || *value == "true") {
-        *target = true;
-      } else if (*value == "false") {
-        *target = false;
-      } else {
-        *error = "invalid value \"" + *value + "\" for --" + name + " (want true or false)";
-        return false;
-      }
-      return true;
-    };
-    if (name == "help" || name == "h") {
-      if (!boolean(&options->show_help)) return false;
-      continue;
-    }
-    if (name == "version") {
-      if (!boolean(&options->show_version)) return false;
-      continue;
-    }
-    bool enable = name.rfind("collector.", 0) == 0 && name.find('.', 10) == std::string::npos;
-    bool disable = name.rfind("no-collector.", 0) == 0;
-    if (enable || disable) {
-      std::string collector = name.substr(enable ? 10 : 13);
-      if (!KnownCollector(collector)) {
-        *error = "unknown collector \"" + collector + "\" in --" + name + " (see --help)";
-        return false;
-      }
-      bool on = true;
-      if (!boolean(&on)) return false;
-      options->collector_overrides[collector] = enable ? on : !on;
-      continue;
-    }
-    static const char* kValueFlags[] = {"web.listen-address",
-                                        "web.telemetry-path",
-                                        "web.config.file",
-                                        "web.max-connections",
-                                        "web.read-timeout",
-                                        "path.sysfs",
-                                        "path.fixtures",
-                                        "poll-interval",
-                                        "poll-interval.slow",
-                                        "collector.hw_counters.source",
-                                        "device-include",
-                                        "device-exclude",
-                                        "collector.ethtool.metrics-include",
-                                        "nccl.ib-tc",
-                                        "roce.min-mtu",
-                                        "log.level",
-                                        "log.format"};
-    bool known = false;
-    for (const char* f : kValueFlags)
-      known = known || name == f;
-    if (!known) {
-      *error = "unknown flag --" + name + " (see --help)";
-      return false;
-    }
-    if (!value) {
-      if (i + 1 >= args.size()) {
-        *error = "flag --" + name + " needs a value";
-        return false;
-      }
-      value = args[++i];
-    }
-    if (name == "web.listen-address") {
-      std::string ports;
-      if (!ListenAddressToCivetweb(*value, &ports, error)) return false;
-      options->listen_address = *value;
-    } else if (name == "web.telemetry-path") {
-      if (value->empty() || (*value)[0] != '/' || *value == "/" || value->rfind("/-/", 0) == 0) {
-        *error = "invalid --web.telemetry-path \"" + *value +
-                 "\" (must start with / and not be / or under /-/)";
-        return false;
-      }
-      options->telemetry_path = *value;
-    } else if (name == "web.config.file") {
-      options->web_config_file = *value;
-    } else if (name == "web.max-connections") {
-      unsigned number = 0;
-      auto [ptr, ec] = std::from_chars(value->data(), value->data() + value->size(), number);
-      if (value->empty() || ec != std::errc() || ptr != value->data() + value->size() ||
-          number < 1 || number > 16384) {
-        *error = "invalid --web.max-connections \"" + *value + "\" (want 1..16384)";
-        return false;
-      }
-      options->web_max_connections = static_cast<int>(number);
-    } else if (name == "web.read-timeout") {
-      auto d = ParseDuration(*value);
-      if (!d || d->count() < 100 || d->count() > 600000) {
-        *error = "invalid --web.read-timeout \"" + *value + "\" (100ms..10m)";
-        return false;
-      }
-      options->web_read_timeout = *d;
-    } else if (name == "path.sysfs") {
-      if (value->empty()) {
-        *error = "--path.sysfs must not be empty";
-        return false;
-      }
-      options->sysfs_root = *value;
-    } else if (name == "path.fixtures") {
-      options->fixtures_dir = *value;
-    } else if (name == "collector.ethtool.metrics-include") {
-      if (!ValidRegex(*value, error, "--" + name)) return false;
-      options->collector_options.ethtool_metrics_include.emplace(*value);
-    } else if (name == "nccl.ib-tc" || name == "roce.min-mtu") {
-      unsigned number = 0;
-      auto [ptr, ec] = std::from_chars(value->data(), value->data() + value->size(), number);
-      unsigned max = name == "nccl.ib-tc" ? 255 : 65535;
-      if (value->empty() || ec != std::errc() || ptr != value->data() + value->size() ||
-          number > max) {
-        *error = "invalid --" + name + " \"" + *value + "\" (want 0.." + std::to_string(max) + ")";
-        return false;
-      }
-      if (name == "nccl.ib-tc") {
-        options->collector_options.nccl_ib_tc = static_cast<int>(number);
-      } else {
-        options->collector_options.roce_min_mtu = number;
-      }
-    } else if (name == "collector.hw_counters.source") {
-      auto& source = options->collector_options.hw_counters_source;
-      if (*value == "auto") {
-        source = HwCounterSource::kAuto;
-      } else if (*value == "netlink") {
-        source = HwCounterSource::kNetlink;
-      } else if (*value == "sysfs") {
-        source = HwCounterSource::kSysfs;
-      } else {
-        *error = "invalid --" + name + " \"" + *value + "\" (auto, netlink or sysfs)";
-        return false;
-      }
-    } else if (name == "poll-interval.slow") {
-      auto d = ParseDuration(*value);
-      if (!d) {
-        *error = "invalid duration \"" + *value + "\" for --" + name + " (e.g. 60s, 5m, 0)";
-        return false;
-      }
-      options->slow_poll_interval = *d;
-    } else if (name == "poll-interval") {
-      auto d = ParseDuration(*value);
-      if (!d) {
-        *error = "invalid duration \"" + *value + "\" for --poll-interval (e.g. 10s, 500ms, 0)";
-        return false;
-      }
-      if (d->count() > 0 && d->count() < 100) {
-        *error = "--poll-interval must be 0 or at least 100ms";
-        return false;
-      }
-      options->poll_interval = *d;
-    } else if (name == "device-include" || name == "device-exclude") {
-      if (!ValidRegex(*value, error, "--" + name)) return false;
-      (name == "device-include" ? options->device_include : options->device_exclude) = *value;
-    } else if (name == "log.level") {
-      if (*value != "debug" && *value != "info" && *value != "warn" && *value != "error") {
-        *error = "invalid --log.level \"" + *value + "\" (debug, info, warn, error)";
-        return false;
-      }
-      options->log_level = *value;
-    } else if (name == "log.format") {
-      if (*value == "logfmt") {
-        options->log_format = LogFormat::kLogfmt;
-      } else if (*value == "json") {
-        options->log_format = LogFormat::kJson;
-      } else {
-        *error = "invalid --log.format \"" + *value + "\" (logfmt or json)";
-        return false;
-      }
-    }
-  }
-  return true;
+  FlagGrammar<Options> grammar;
+  grammar.unknown_flag_hint = " (see --help)";
+  grammar.positional = [](const std::string& arg, Options*) {
+    return arg.rfind("-", 0) == 0
+               ? "unexpected argument \"" + arg + "\" (flags start with --; see --help)"
+               : "unknown command \"" + arg +
+                     "\" (commands: show-gids, show-counters, ibdev2netdev, doctor; flags "
+                     "start with --; see --help)";
+  };
+  grammar.dynamic = CollectorSwitch;
+  *error = ParseFlagArgs(ExporterFlags(), grammar, std::span(args), options);
+  return error->empty();
 }
 
 }  // namespace rdma_exporter

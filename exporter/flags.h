@@ -1,4 +1,5 @@
-// Command-line flags in the Prometheus exporter style (--name=value or --name value).
+// Command-line flags in the Prometheus exporter style (--name=value or --name value), from one
+// table of flag specs (rdma_exporter/flag_spec.h) that also makes --help and docs/flags.md.
 #pragma once
 
 #include <chrono>
@@ -8,29 +9,26 @@
 #include <vector>
 
 #include "rdma_exporter/collector.h"
+#include "rdma_exporter/flag_spec.h"
 #include "rdma_exporter/logging.h"
 
 namespace rdma_exporter {
 
-struct Options {
+struct Options : NodeOptions {  // --path.sysfs, --path.fixtures, device filters, NCCL/RoCE
   std::string listen_address = ":9879";
   std::string telemetry_path = "/metrics";
   std::string web_config_file;                       // --web.config.file (TLS, basic auth)
   int web_max_connections = 1024;                    // --web.max-connections
   std::chrono::milliseconds web_read_timeout{5000};  // --web.read-timeout
-  std::string sysfs_root = "/sys";
   std::chrono::milliseconds poll_interval{10000};
   // --poll-interval.slow: device identity, GIDs, PCIe, DCB/ECN/verbs configuration.
   std::chrono::milliseconds slow_poll_interval{60000};
   std::map<std::string, bool> collector_overrides;  // --[no-]collector.<name>
-  std::string device_include;
-  std::string device_exclude;
-  std::string fixtures_dir;  // --path.fixtures: fixture readers instead of ioctl/netlink
-  CollectorOptions collector_options;
   std::string log_level = "info";
   LogFormat log_format = LogFormat::kLogfmt;
   bool show_version = false;
   bool show_help = false;
+  bool show_help_markdown = false;  // --help-markdown (hidden): docs/flags.md
 };
 
 // Parses argv[1..]. On error returns false with a one-line message in *error.
@@ -39,5 +37,7 @@ bool ParseFlags(const std::vector<std::string>& args, Options* options, std::str
 bool ListenAddressToCivetweb(const std::string& address, std::string* ports, std::string* error);
 // The --help text.
 std::string UsageText();
+// docs/flags.md: the exporter's and the subcommands' flags as Markdown (--help-markdown).
+std::string FlagsMarkdown();
 
 }  // namespace rdma_exporter

@@ -4,8 +4,10 @@
 #include <sys/resource.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdio>
 #include <iostream>
+#include <mutex>
 #include <thread>
 
 #include "flags.h"
@@ -54,6 +56,121 @@ PollerConfig MakePollerConfig(const Options& options) {
   return config;
 }
 
+// The termination signals and SIGHUP are blocked in every thread (threads started later inherit
+// the mask); the main thread waits for them with sigwait.
+sigset_t BlockSignals() {
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGHUP);  // reloads --web.config.file
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+  return signals;
+}
+
+// Call after the poller is built: InitHttpLibrary starts the TLS library.
+HttpConfig MakeHttpConfig(const Options& options) {
+  HttpConfig http;
+  std::string error;  // the address was validated with the flags
+  ListenAddressToCivetweb(options.listen_address, &http.civetweb_ports, &error);
+  http.telemetry_path = options.telemetry_path;
+  http.collect_on_scrape = options.poll_interval.count() == 0;
+  http.web_config_file = options.web_config_file;
+  http.max_connections = options.web_max_connections;
+  http.read_timeout = options.web_read_timeout;
+  http.tls_available = InitHttpLibrary();
+  return http;
+}
+
+// Polls on its own thread: once, then every interval until Stop. With --poll-interval=0 only
+// the first poll runs here (for readiness); scrapes collect.
+class PollLoop {
+ public:
+  PollLoop(Poller& poller, std::chrono::milliseconds interval)
+      : thread_([this, &poller, interval] { Run(poller, interval); }) {}
+  // Waits for the poll under way, if any.
+  void Stop() {
+    {
+      std::lock_guard lock(mu_);
+      stopping_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+
+ private:
+  void Run(Poller& poller, std::chrono::milliseconds interval) {
+    std::unique_lock lock(mu_);
+    do {
+      lock.unlock();
+      auto snapshot = poller.Collect();
+      if (snapshot->sequence == 1) LogInfo("first poll completed; ready");
+      lock.lock();
+    } while (interval.count() > 0 && !cv_.wait_for(lock, interval, [&] { return stopping_; }));
+  }
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stopping_ = false;
+  std::thread thread_;  // last: starts once the members it uses exist
+};
+
+// Serves until SIGINT or SIGTERM (returned); SIGHUP reloads the web config.
+int WaitForTermination(const sigset_t& signals, HttpServer& server, const Options& options) {
+  int sig = 0;
+  std::string error;
+  while (sigwait(&signals, &sig) == 0 && sig == SIGHUP) {
+    if (server.Reload(&error)) {
+      LogInfo("reloaded web config", {{"file", options.web_config_file}});
+    } else {
+      LogError("web config reload failed; keeping the previous one", {{"error", error}});
+    }
+  }
+  return sig;
+}
+
+// The exporter: polls and serves until terminated. Returns the exit code.
+int Serve(const Options& options) {
+  ConfigureLogging(options.log_level, options.log_format);
+  RaiseFileLimit();
+  TuneAllocator();
+  sigset_t signals = BlockSignals();
+
+  // An unusable web config is a start-up error like a bad flag (a reload keeps the old one).
+  std::string error;
+  if (WebConfig web; !LoadWebConfig(options.web_config_file, &web, &error)) {
+    std::fprintf(stderr, "rdma_exporter: --web.config.file: %s\n", error.c_str());
+    return 2;
+  }
+  std::atomic<HttpServer*> web_server{nullptr};
+  PollerConfig poller_config = MakePollerConfig(options);
+  poller_config.self_metrics = [&web_server](MetricSink& sink) {
+    if (HttpServer* s = web_server.load()) s->AddSelfMetrics(sink);
+  };
+  Poller poller(std::make_unique<SysfsReader>(options.sysfs_root), std::move(poller_config));
+  HttpServer server(MakeHttpConfig(options), poller);
+  if (!server.Start(&error)) {
+    LogError("cannot start HTTP server", {{"error", error}});
+    return 1;
+  }
+  web_server = &server;
+  LogInfo("listening", {{"address", options.listen_address},
+                        {"port", std::to_string(server.port())},
+                        {"sysfs", options.sysfs_root},
+                        {"tls", server.tls() ? "true" : "false"},
+                        {"version", kVersion}});
+
+  PollLoop poll_loop(poller, options.poll_interval);
+  int sig = WaitForTermination(signals, server, options);
+  LogInfo("shutting down", {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
+  poll_loop.Stop();
+  web_server = nullptr;
+  server.Stop();
+  ShutdownHttpLibrary();
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -71,88 +188,14 @@ int main(int argc, char** argv) {
     std::cout << UsageText();
     return 0;
   }
+  if (options.show_help_markdown) {
+    std::cout << FlagsMarkdown();
+    return 0;
+  }
   if (options.show_version) {
     std::cout << "rdma_exporter, version " << kVersion << " (revision: " << kRevision << ")\n"
               << "  compiler: " << kCompiler << "\n";
     return 0;
   }
-  ConfigureLogging(options.log_level, options.log_format);
-  RaiseFileLimit();
-  TuneAllocator();
-
-  // Block the termination signals in every thread; the main thread waits for them below.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGHUP);  // reloads --web.config.file
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-  signal(SIGPIPE, SIG_IGN);
-
-  // An unusable web config is a start-up error like a bad flag (a reload keeps the old one).
-  if (WebConfig web; !LoadWebConfig(options.web_config_file, &web, &error)) {
-    std::fprintf(stderr, "rdma_exporter: --web.config.file: %s\n", error.c_str());
-    return 2;
-  }
-  std::atomic<HttpServer*> web_server{nullptr};
-  PollerConfig poller_config = MakePollerConfig(options);
-  poller_config.self_metrics = [&web_server](MetricSink& sink) {
-    if (HttpServer* s = web_server.load()) s->AddSelfMetrics(sink);
-  };
-  Poller poller(std::make_unique<SysfsReader>(options.sysfs_root), std::move(poller_config));
-
-  HttpConfig http;
-  ListenAddressToCivetweb(options.listen_address, &http.civetweb_ports, &error);
-  http.telemetry_path = options.telemetry_path;
-  http.collect_on_scrape = options.poll_interval.count() == 0;
-  http.web_config_file = options.web_config_file;
-  http.max_connections = options.web_max_connections;
-  http.read_timeout = options.web_read_timeout;
-  http.tls_available = InitHttpLibrary();
-  HttpServer server(http, poller);
-  if (!server.Start(&error)) {
-    LogError("cannot start HTTP server", {{"error", error}});
-    return 1;
-  }
-  web_server = &server;
-  LogInfo("listening", {{"address", options.listen_address},
-                        {"port", std::to_string(server.port())},
-                        {"sysfs", options.sysfs_root},
-                        {"tls", server.tls() ? "true" : "false"},
-                        {"version", kVersion}});
-
-  std::mutex stop_mu;
-  std::condition_variable stop_cv;
-  bool stopping = false;
-  std::thread poll_thread([&] {
-    auto interval = options.poll_interval;
-    std::unique_lock lock(stop_mu);
-    do {
-      lock.unlock();
-      auto snapshot = poller.Collect();
-      if (snapshot->sequence == 1) LogInfo("first poll completed; ready");
-      lock.lock();
-      // With --poll-interval=0 only the first poll runs here (for readiness); scrapes collect.
-    } while (interval.count() > 0 && !stop_cv.wait_for(lock, interval, [&] { return stopping; }));
-  });
-
-  int sig = 0;
-  while (sigwait(&signals, &sig) == 0 && sig == SIGHUP) {
-    if (server.Reload(&error)) {
-      LogInfo("reloaded web config", {{"file", options.web_config_file}});
-    } else {
-      LogError("web config reload failed; keeping the previous one", {{"error", error}});
-    }
-  }
-  LogInfo("shutting down", {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
-  {
-    std::lock_guard lock(stop_mu);
-    stopping = true;
-  }
-  stop_cv.notify_all();
-  poll_thread.join();
-  web_server = nullptr;
-  server.Stop();
-  ShutdownHttpLibrary();
-  return 0;
+  return Serve(options);
 }

@@ -3,84 +3,20 @@
 #include <sys/resource.h>
 #include <sys/utsname.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <ostream>
-#include <regex>
+#include <span>
 
+#include "rdma_exporter/flag_spec.h"
 #include "rdma_exporter/logging.h"
 #include "rdma_exporter/parse.h"
 
 namespace rdma_exporter {
 namespace {
-
-struct Command {
-  std::string_view name;
-  std::string_view synopsis;
-  std::string_view help;
-};
-
-constexpr Command kCommands[] = {
-    {"show-gids", "show-gids [DEV...] [--json]",
-     "The GID table of every port as MLNX_OFED's show_gids prints it (zero and bare fe80:: "
-     "entries\n  skipped), then n_gids_found=N."},
-    {"show-counters", "show-counters [DEV...] [--interval=S [--count=N]] [--json]",
-     "Every PMA counter (data counters in bytes, saturated ones marked) and every hw counter "
-     "of each\n  port. With --interval, per-second rates between two reads S seconds apart; "
-     "--count=N\n  repeats that N times (0: until interrupted), like watch."},
-    {"ibdev2netdev", "ibdev2netdev [-v] [--json]",
-     "The netdev of each RDMA port and its link (mlx5_0 port 1 ==> ens1f0np0 (Up)); -v adds "
-     "the PCI\n  address, HCA type, part number and name (PCI VPD, root only; else the board "
-     "id), firmware\n  and port state. Works for rxe too."},
-    {"doctor",
-     "doctor [--nccl.ib-tc=N] [--roce.min-mtu=4200] [--sample=S] [--path.dev=/dev] [--json]",
-     "Node checklist for RDMA/NCCL: one PASS/WARN/FAIL line per check. Exit 0 when nothing "
-     "fails,\n  1 when a check fails (usable as an init container or node health check).\n\n"
-     "  Checks: kernel_modules, driver_firmware, uverbs_devices, memlock (of this process),\n"
-     "  devices_present, port_active, link_layer, port_rate_uniform, pcie_link, roce_v2_gid,\n"
-     "  netdev_mtu, pfc, trust_dscp, ecn, pfc_storm, error_counters."},
-};
-
-const Command* FindCommand(std::string_view name) {
-  for (const auto& c : kCommands) {
-    if (c.name == name) return &c;
-  }
-  return nullptr;
-}
-
-std::string CommandUsage(const Command& c) {
-  std::string text = "usage: rdma_exporter " + std::string(c.synopsis) + "\n\n  " +
-                     std::string(c.help) +
-                     "\n\nFlags:\n"
-                     "  --path.sysfs=/sys         sysfs mount point (a fixture or demo tree).\n"
-                     "  --path.fixtures=DIR       Read ethtool/DCB/verbs/netlink data from "
-                     "captures in DIR.\n"
-                     "  --device-include=REGEX    Only devices whose name fully matches.\n"
-                     "  --device-exclude=REGEX    Skip devices whose name fully matches.\n"
-                     "  --json                    Machine-readable output.\n";
-  if (c.name == "show-counters") {
-    text +=
-        "  --interval=S              Print per-second rates over S seconds (1, 500ms).\n"
-        "  --count=N                 With --interval: N tables, one per interval (default 1, 0 "
-        "= until\n"
-        "                            interrupted).\n";
-  } else if (c.name == "ibdev2netdev") {
-    text +=
-        "  -v, --verbose             PCI address, HCA type, part number, firmware, port state.\n";
-  } else if (c.name == "doctor") {
-    text +=
-        "  --nccl.ib-tc=N            NCCL_IB_TC of the jobs: the NCCL priority for the PFC "
-        "and ECN checks\n"
-        "                            (default: NCCL_IB_TC of the environment, if set).\n"
-        "  --roce.min-mtu=4200       Smallest acceptable RoCE netdev MTU.\n"
-        "  --path.dev=/dev           Where /dev/infiniband/uverbs* are looked for.\n"
-        "  --sample=2s               Window over which error counters must not rise (0 = "
-        "one read).\n";
-  }
-  return text;
-}
 
 // "2", "0.5", "2s", "500ms" -> seconds.
 std::optional<double> ParseSeconds(const std::string& text) {
@@ -95,13 +31,126 @@ std::optional<double> ParseSeconds(const std::string& text) {
   return static_cast<double>(d->count()) / 1000.0;
 }
 
-bool ValidRegex(const std::string& pattern) {
-  try {
-    std::regex re(pattern);
-  } catch (const std::regex_error&) {
-    return false;
+// --interval and --sample: seconds up to an hour; a rate needs a positive interval, the doctor's
+// sample may be 0 (one read).
+FlagSpec<CliOptions>::Setter SetSeconds(std::string_view name, bool zero_ok,
+                                        std::function<void(double, CliOptions*)> store) {
+  return [name, zero_ok, store](const std::string& value, CliOptions* options) {
+    auto seconds = ParseSeconds(value);
+    if (!seconds || *seconds > 3600 || (!zero_ok && *seconds <= 0)) {
+      return "invalid --" + std::string(name) + " \"" + value + "\" (seconds, e.g. 1, 0.5, 500ms)";
+    }
+    store(*seconds, options);
+    return std::string();
+  };
+}
+
+using CliFlags = std::vector<FlagSpec<CliOptions>>;
+
+// The flags every subcommand takes, first in its usage.
+CliFlags CommonFlags() {
+  return {
+      Share<CliOptions>(kPathSysfsFlag, FlagAudience::kSubcommand),
+      Share<CliOptions>(kPathFixturesFlag, FlagAudience::kSubcommand),
+      Share<CliOptions>(kDeviceIncludeFlag, FlagAudience::kSubcommand),
+      Share<CliOptions>(kDeviceExcludeFlag, FlagAudience::kSubcommand),
+      BoolFlag<CliOptions>("json", "Machine-readable output.", &CliOptions::json,
+                           FlagAudience::kSubcommand),
+  };
+}
+
+CliFlags ShowCountersFlags() {
+  return {
+      {"interval", "S", "Print per-second rates over S seconds (1, 500ms).", true,
+       SetSeconds("interval", false,
+                  [](double s, CliOptions* options) { options->interval_seconds = s; })},
+      {"count", "N",
+       "With --interval: N tables, one per interval (default 1, 0 = until\ninterrupted).", true,
+       [](const std::string& value, CliOptions* options) {
+         auto count = ParseUnsigned(value);
+         if (!count) return "invalid --count \"" + value + "\" (a number of tables, 0 = no end)";
+         options->count = *count;
+         return std::string();
+       }},
+  };
+}
+
+CliFlags Ibdev2NetdevFlags() {
+  auto verbose =
+      BoolFlag<CliOptions>("verbose", "PCI address, HCA type, part number, firmware, port state.",
+                           &CliOptions::verbose, FlagAudience::kSubcommand);
+  verbose.short_name = 'v';
+  return {verbose};
+}
+
+CliFlags DoctorFlags() {
+  return {
+      Share<CliOptions>(kNcclIbTcFlag, FlagAudience::kSubcommand),
+      Share<CliOptions>(kRoceMinMtuFlag, FlagAudience::kSubcommand),
+      {"path.dev", "/dev", "Where /dev/infiniband/uverbs* are looked for.", true,
+       [](const std::string& value, CliOptions* options) {
+         if (value.empty()) return std::string("--path.dev must not be empty");
+         options->dev_root = value;
+         return std::string();
+       }},
+      {"sample", "2s", "Window over which error counters must not rise (0 = one read).", true,
+       SetSeconds("sample", true,
+                  [](double s, CliOptions* options) { options->sample_seconds = s; })},
+  };
+}
+
+struct Command {
+  std::string_view name;
+  std::string_view synopsis;
+  std::string_view help;
+  bool takes_devices;       // positional device names
+  CliFlags (*own_flags)();  // after CommonFlags()
+  CliFlags flags() const {
+    CliFlags all = CommonFlags();
+    for (auto& flag : own_flags())
+      all.push_back(std::move(flag));
+    return all;
   }
-  return true;
+};
+
+const Command kCommands[] = {
+    {"show-gids", "show-gids [DEV...] [--json]",
+     "The GID table of every port as MLNX_OFED's show_gids prints it (zero and bare fe80:: "
+     "entries\n  skipped), then n_gids_found=N.",
+     true, [] { return CliFlags(); }},
+    {"show-counters", "show-counters [DEV...] [--interval=S [--count=N]] [--json]",
+     "Every PMA counter (data counters in bytes, saturated ones marked) and every hw counter "
+     "of each\n  port. With --interval, per-second rates between two reads S seconds apart; "
+     "--count=N\n  repeats that N times (0: until interrupted), like watch.",
+     true, ShowCountersFlags},
+    {"ibdev2netdev", "ibdev2netdev [-v] [--json]",
+     "The netdev of each RDMA port and its link (mlx5_0 port 1 ==> ens1f0np0 (Up)); -v adds "
+     "the PCI\n  address, HCA type, part number and name (PCI VPD, root only; else the board "
+     "id), firmware\n  and port state. Works for rxe too.",
+     false, Ibdev2NetdevFlags},
+    {"doctor",
+     "doctor [--nccl.ib-tc=N] [--roce.min-mtu=4200] [--sample=S] [--path.dev=/dev] [--json]",
+     "Node checklist for RDMA/NCCL: one PASS/WARN/FAIL line per check. Exit 0 when nothing "
+     "fails,\n  1 when a check fails (usable as an init container or node health check).\n\n"
+     "  Checks: kernel_modules, driver_firmware, uverbs_devices, memlock (of this process),\n"
+     "  devices_present, port_active, link_layer, port_rate_uniform, pcie_link, roce_v2_gid,\n"
+     "  netdev_mtu, pfc, trust_dscp, ecn, pfc_storm, error_counters.",
+     false, DoctorFlags},
+};
+
+// Flag names and help in the subcommands' usage are aligned to this column.
+constexpr size_t kUsageColumn = 28;
+
+const Command* FindCommand(std::string_view name) {
+  for (const auto& c : kCommands) {
+    if (c.name == name) return &c;
+  }
+  return nullptr;
+}
+
+std::string CommandUsage(const Command& c) {
+  return "usage: rdma_exporter " + std::string(c.synopsis) + "\n\n  " + std::string(c.help) +
+         "\n\nFlags:\n" + FlagUsage(c.flags(), kUsageColumn);
 }
 
 std::string EscapeRegex(const std::string& s) {
@@ -120,113 +169,51 @@ bool IsCliCommand(std::string_view arg) {
 }
 
 bool ParseCliArgs(const std::vector<std::string>& args, CliOptions* options, std::string* error) {
-  if (args.empty() || FindCommand(args[0]) == nullptr) {
+  const Command* command = args.empty() ? nullptr : FindCommand(args[0]);
+  if (command == nullptr) {
     *error = "unknown subcommand";
     return false;
   }
   const std::string& cmd = args[0];
   options->command = cmd;
-  for (size_t i = 1; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    if (arg == "-v" && cmd == "ibdev2netdev") {
-      options->verbose = true;
-      continue;
+  FlagGrammar<CliOptions> grammar;
+  grammar.unknown_flag_hint = " (see rdma_exporter " + cmd + " --help)";
+  grammar.positional = [&](const std::string& arg, CliOptions* target) {
+    if (arg.rfind("-", 0) == 0 || !command->takes_devices) {
+      return "unexpected argument \"" + arg + "\"" + grammar.unknown_flag_hint;
     }
-    if (arg.rfind("--", 0) != 0) {
-      if (arg.rfind("-", 0) == 0 || (cmd != "show-gids" && cmd != "show-counters")) {
-        *error =
-            cmd + ": unexpected argument \"" + arg + "\" (see rdma_exporter " + cmd + " --help)";
-        return false;
-      }
-      options->devices.push_back(arg);
-      continue;
-    }
-    std::string name = arg.substr(2);
-    std::optional<std::string> value;
-    if (size_t eq = name.find('='); eq != std::string::npos) {
-      value = name.substr(eq + 1);
-      name = name.substr(0, eq);
-    }
-    if (name == "json" || (name == "verbose" && cmd == "ibdev2netdev")) {
-      if (value && *value != "true" && *value != "false") {
-        *error = cmd + ": invalid value \"" + *value + "\" for --" + name;
-        return false;
-      }
-      (name == "json" ? options->json : options->verbose) = !value || *value == "true";
-      continue;
-    }
-    bool known = name == "path.sysfs" || name == "path.fixtures" || name == "device-include" ||
-                 name == "device-exclude" ||
-                 (cmd == "show-counters" && (name == "interval" || name == "count")) ||
-                 (cmd == "doctor" && (name == "nccl.ib-tc" || name == "roce.min-mtu" ||
-                                      name == "path.dev" || name == "sample"));
-    if (!known) {
-      *error = cmd + ": unknown flag --" + name + " (see rdma_exporter " + cmd + " --help)";
-      return false;
-    }
-    if (!value) {
-      if (i + 1 >= args.size()) {
-        *error = cmd + ": flag --" + name + " needs a value";
-        return false;
-      }
-      value = args[++i];
-    }
-    if (name == "path.sysfs" || name == "path.dev") {
-      if (value->empty()) {
-        *error = cmd + ": --" + name + " must not be empty";
-        return false;
-      }
-      (name == "path.sysfs" ? options->sysfs_root : options->dev_root) = *value;
-    } else if (name == "path.fixtures") {
-      options->fixtures_dir = *value;
-    } else if (name == "device-include" || name == "device-exclude") {
-      if (!ValidRegex(*value)) {
-        *error = cmd + ": invalid regular expression for --" + name + ": \"" + *value + "\"";
-        return false;
-      }
-      (name == "device-include" ? options->device_include : options->device_exclude) = *value;
-    } else if (name == "interval" || name == "sample") {
-      auto seconds = ParseSeconds(*value);
-      // A positive interval is needed for a rate; the doctor's sample may be 0 (one read).
-      if (!seconds || *seconds > 3600 || (name == "interval" && *seconds <= 0)) {
-        *error = cmd + ": invalid --" + name + " \"" + *value + "\" (seconds, e.g. 1, 0.5, 500ms)";
-        return false;
-      }
-      if (name == "interval") {
-        options->interval_seconds = *seconds;
+    target->devices.push_back(arg);
+    return std::string();
+  };
+  *error = ParseFlagArgs(command->flags(), grammar, std::span(args).subspan(1), options);
+  if (error->empty() && options->count != 1 && !options->interval_seconds) {
+    *error = "--count needs --interval";
+  }
+  if (error->empty()) return true;
+  *error = cmd + ": " + *error;
+  return false;
+}
+
+std::string SubcommandFlagsMarkdown() {
+  // One row per flag, with the commands that take it.
+  std::vector<std::pair<FlagSpec<CliOptions>, std::string>> rows;
+  for (const auto& command : kCommands) {
+    for (auto& flag : command.flags()) {
+      auto row = std::find_if(rows.begin(), rows.end(),
+                              [&](const auto& r) { return r.first.name == flag.name; });
+      if (row == rows.end()) {
+        rows.emplace_back(std::move(flag), std::string(command.name));
       } else {
-        options->sample_seconds = *seconds;
-      }
-    } else if (name == "count") {
-      unsigned number = 0;
-      auto [ptr, ec] = std::from_chars(value->data(), value->data() + value->size(), number);
-      if (value->empty() || ec != std::errc() || ptr != value->data() + value->size()) {
-        *error = cmd + ": invalid --count \"" + *value + "\" (a number of tables, 0 = no end)";
-        return false;
-      }
-      options->count = number;
-    } else {  // nccl.ib-tc, roce.min-mtu
-      unsigned number = 0;
-      auto [ptr, ec] = std::from_chars(value->data(), value->data() + value->size(), number);
-      unsigned max = name == "nccl.ib-tc" ? 255 : 65535;
-      if (value->empty() || ec != std::errc() || ptr != value->data() + value->size() ||
-          number > max) {
-        *error = cmd + ": invalid --" + name + " \"" + *value + "\" (want 0.." +
-                 std::to_string(max) + ")";
-        return false;
-      }
-      if (name == "nccl.ib-tc") {
-        options->collector_options.nccl_ib_tc = static_cast<int>(number);
-      } else {
-        options->collector_options.roce_min_mtu = number;
+        row->second += ", " + std::string(command.name);
       }
     }
   }
-  if (options->count != 1 && !options->interval_seconds) {
-    *error = cmd + ": --count needs --interval";
-    return false;
+  std::string out = "| Flag | Commands | Description |\n|---|---|---|\n";
+  for (const auto& [flag, commands] : rows) {
+    out += "| `" + MarkdownCell(FlagSynopsis(flag)) + "` | " + commands + " | " +
+           MarkdownCell(flag.help) + " |\n";
   }
-  return true;
+  return out;
 }
 
 int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {

@@ -173,6 +173,128 @@ bool NestingTooDeep(std::string_view text) {
   return false;
 }
 
+// Go crypto/tls names -> OpenSSL names; an unknown name is a config error.
+std::vector<std::string> CipherSuites(const YAML::Node& node) {
+  std::vector<std::string> out;
+  for (const auto& name : StrList(node, "web.Cipher")) {
+    const CipherName* found = nullptr;
+    for (const auto& c : kCiphers) {
+      if (name == c.go) found = &c;
+    }
+    if (found == nullptr) throw ConfigError("unknown cipher: " + name);
+    out.push_back(found->openssl);
+  }
+  return out;
+}
+
+std::vector<std::string> CurvePreferences(const YAML::Node& node) {
+  std::vector<std::string> out;
+  for (const auto& name : StrList(node, "web.Curve")) {
+    const char* found = nullptr;
+    for (const auto& [go, openssl] : kCurves) {
+      if (name == go) found = openssl;
+    }
+    if (found == nullptr) throw ConfigError("unknown curve: " + name);
+    out.push_back(found);
+  }
+  return out;
+}
+
+// The checks the toolkit makes of a non-empty tls_server_config.
+void ValidateTls(const TlsServerConfig& tls, bool client_auth_set) {
+  if (tls.cert_file.empty()) throw ConfigError("missing cert_file");
+  if (tls.key_file.empty()) throw ConfigError("missing key_file");
+  static const std::set<std::string> kAuthTypes = {
+      "NoClientCert",      "RequestClientCert",       "RequireAnyClientCert",
+      "RequireClientCert", "VerifyClientCertIfGiven", "RequireAndVerifyClientCert"};
+  if (!kAuthTypes.count(tls.client_auth_type))
+    throw ConfigError("Invalid ClientAuth: " + tls.client_auth_type);
+  if (!tls.client_ca_file.empty() && (!client_auth_set || tls.client_auth_type == "NoClientCert"))
+    throw ConfigError("Client CA's have been configured without a Client Auth Policy");
+  bool verifies = tls.client_auth_type == "VerifyClientCertIfGiven" ||
+                  tls.client_auth_type == "RequireAndVerifyClientCert";
+  if (verifies && tls.client_ca_file.empty())
+    throw ConfigError("client_auth_type " + tls.client_auth_type + " needs client_ca_file");
+  if (tls.min_version > tls.max_version)
+    throw ConfigError("min_version is greater than max_version");
+}
+
+// tls_server_config; nullopt when no file or client auth type is set (plain HTTP, as in the
+// toolkit, even if versions or ciphers are).
+std::optional<TlsServerConfig> ParseTlsServerConfig(const YAML::Node& node,
+                                                    const std::string& base_dir) {
+  TlsServerConfig tls;
+  bool any = false;  // the toolkit serves TLS once any of the files or the auth type is set
+  bool client_auth_set = false;
+  for (const auto& [k, v] : Fields(
+           node, "web.TLSConfig",
+           {"cert_file", "key_file", "client_ca_file", "client_auth_type", "min_version",
+            "max_version", "cipher_suites", "curve_preferences", "prefer_server_cipher_suites"})) {
+    if (k == "cert_file" || k == "key_file" || k == "client_ca_file") {
+      std::string& file = k == "cert_file"  ? tls.cert_file
+                          : k == "key_file" ? tls.key_file
+                                            : tls.client_ca_file;
+      file = Resolve(base_dir, Str(v, "string"));
+      any = any || !file.empty();
+    } else if (k == "client_auth_type") {
+      std::string type = Str(v, "string");
+      if (!type.empty()) {
+        tls.client_auth_type = type;
+        client_auth_set = true;
+        any = true;
+      }
+    } else if (k == "min_version") {
+      tls.min_version = TlsVersion(v);
+    } else if (k == "max_version") {
+      tls.max_version = TlsVersion(v);
+    } else if (k == "cipher_suites") {
+      tls.cipher_suites = CipherSuites(v);
+    } else if (k == "curve_preferences") {
+      tls.curve_preferences = CurvePreferences(v);
+    } else if (k == "prefer_server_cipher_suites") {
+      tls.prefer_server_cipher_suites = Bool(v, "bool");
+    }
+  }
+  if (!any) return std::nullopt;
+  ValidateTls(tls, client_auth_set);
+  return tls;
+}
+
+// http_server_config: http2 (accepted) and the response headers the toolkit allows.
+void ParseHttpServerConfig(const YAML::Node& node, WebConfig* out) {
+  for (const auto& [k, v] : Fields(node, "web.HTTPConfig", {"http2", "headers"})) {
+    if (k == "http2") {
+      Bool(v, "bool");  // CivetWeb speaks HTTP/1.1 only; accepted for compatibility
+      continue;
+    }
+    for (const auto& [name, header_value] : Fields(v, "map[string]string", {})) {
+      auto allowed = AllowedHeaders().find(name);
+      if (allowed == AllowedHeaders().end())
+        throw ConfigError("HTTP header \"" + name + "\" can not be configured");
+      std::string text = Str(header_value, "string");
+      if (!allowed->second.empty()) {
+        bool ok = false;
+        for (const auto& a : allowed->second)
+          ok = ok || a == text;
+        if (!ok) throw ConfigError("invalid value for " + name + ": \"" + text + "\"");
+      }
+      if (text.find_first_of("\r\n") != std::string::npos)
+        throw ConfigError("invalid value for " + name + ": line break");
+      out->headers[name] = text;
+    }
+  }
+}
+
+void ParseBasicAuthUsers(const YAML::Node& node, WebConfig* out) {
+  for (const auto& [user, hash] : Fields(node, "map[string]config.Secret", {})) {
+    std::string h = Str(hash, "config.Secret");
+    if (!ValidBcryptHash(h))
+      throw ConfigError("basic_auth_users: the password of \"" + user +
+                        "\" is not a bcrypt hash ($2y$10$... with 53 characters after the cost)");
+    out->users[user] = h;
+  }
+}
+
 }  // namespace
 
 bool ValidBcryptHash(std::string_view hash) {
@@ -215,105 +337,11 @@ bool ParseWebConfig(std::string_view yaml, const std::string& base_dir, WebConfi
     for (const auto& [key, value] : Fields(
              root, "web.Config", {"tls_server_config", "http_server_config", "basic_auth_users"})) {
       if (key == "tls_server_config") {
-        TlsServerConfig tls;
-        bool any = false;  // the toolkit serves TLS once any of these is set
-        bool client_auth_set = false;
-        for (const auto& [k, v] :
-             Fields(value, "web.TLSConfig",
-                    {"cert_file", "key_file", "client_ca_file", "client_auth_type", "min_version",
-                     "max_version", "cipher_suites", "curve_preferences",
-                     "prefer_server_cipher_suites"})) {
-          if (k == "cert_file") {
-            tls.cert_file = Resolve(base_dir, Str(v, "string"));
-            any = any || !tls.cert_file.empty();
-          } else if (k == "key_file") {
-            tls.key_file = Resolve(base_dir, Str(v, "string"));
-            any = any || !tls.key_file.empty();
-          } else if (k == "client_ca_file") {
-            tls.client_ca_file = Resolve(base_dir, Str(v, "string"));
-            any = any || !tls.client_ca_file.empty();
-          } else if (k == "client_auth_type") {
-            std::string type = Str(v, "string");
-            if (!type.empty()) {
-              tls.client_auth_type = type;
-              client_auth_set = true;
-              any = true;
-            }
-          } else if (k == "min_version") {
-            tls.min_version = TlsVersion(v);
-          } else if (k == "max_version") {
-            tls.max_version = TlsVersion(v);
-          } else if (k == "cipher_suites") {
-            for (const auto& name : StrList(v, "web.Cipher")) {
-              const CipherName* found = nullptr;
-              for (const auto& c : kCiphers) {
-                if (name == c.go) found = &c;
-              }
-              if (found == nullptr) throw ConfigError("unknown cipher: " + name);
-              tls.cipher_suites.push_back(found->openssl);
-            }
-          } else if (k == "curve_preferences") {
-            for (const auto& name : StrList(v, "web.Curve")) {
-              const char* found = nullptr;
-              for (const auto& [go, openssl] : kCurves) {
-                if (name == go) found = openssl;
-              }
-              if (found == nullptr) throw ConfigError("unknown curve: " + name);
-              tls.curve_preferences.push_back(found);
-            }
-          } else if (k == "prefer_server_cipher_suites") {
-            tls.prefer_server_cipher_suites = Bool(v, "bool");
-          }
-        }
-        if (!any) continue;  // an empty tls_server_config means plain HTTP, as in the toolkit
-        if (tls.cert_file.empty()) throw ConfigError("missing cert_file");
-        if (tls.key_file.empty()) throw ConfigError("missing key_file");
-        static const std::set<std::string> kAuthTypes = {
-            "NoClientCert",      "RequestClientCert",       "RequireAnyClientCert",
-            "RequireClientCert", "VerifyClientCertIfGiven", "RequireAndVerifyClientCert"};
-        if (!kAuthTypes.count(tls.client_auth_type))
-          throw ConfigError("Invalid ClientAuth: " + tls.client_auth_type);
-        if (!tls.client_ca_file.empty() &&
-            (!client_auth_set || tls.client_auth_type == "NoClientCert"))
-          throw ConfigError("Client CA's have been configured without a Client Auth Policy");
-        bool verifies = tls.client_auth_type == "VerifyClientCertIfGiven" ||
-                        tls.client_auth_type == "RequireAndVerifyClientCert";
-        if (verifies && tls.client_ca_file.empty())
-          throw ConfigError("client_auth_type " + tls.client_auth_type + " needs client_ca_file");
-        if (tls.min_version > tls.max_version)
-          throw ConfigError("min_version is greater than max_version");
-        out->tls = std::move(tls);
+        if (auto tls = ParseTlsServerConfig(value, base_dir)) out->tls = std::move(*tls);
       } else if (key == "http_server_config") {
-        for (const auto& [k, v] : Fields(value, "web.HTTPConfig", {"http2", "headers"})) {
-          if (k == "http2") {
-            Bool(v, "bool");  // CivetWeb speaks HTTP/1.1 only; accepted for compatibility
-          } else {
-            for (const auto& [name, header_value] : Fields(v, "map[string]string", {})) {
-              auto allowed = AllowedHeaders().find(name);
-              if (allowed == AllowedHeaders().end())
-                throw ConfigError("HTTP header \"" + name + "\" can not be configured");
-              std::string text = Str(header_value, "string");
-              if (!allowed->second.empty()) {
-                bool ok = false;
-                for (const auto& a : allowed->second)
-                  ok = ok || a == text;
-                if (!ok) throw ConfigError("invalid value for " + name + ": \"" + text + "\"");
-              }
-              if (text.find_first_of("\r\n") != std::string::npos)
-                throw ConfigError("invalid value for " + name + ": line break");
-              out->headers[name] = text;
-            }
-          }
-        }
-      } else if (key == "basic_auth_users") {
-        for (const auto& [user, hash] : Fields(value, "map[string]config.Secret", {})) {
-          std::string h = Str(hash, "config.Secret");
-          if (!ValidBcryptHash(h))
-            throw ConfigError("basic_auth_users: the password of \"" + user +
-                              "\" is not a bcrypt hash ($2y$10$... with 53 characters after "
-                              "the cost)");
-          out->users[user] = h;
-        }
+        ParseHttpServerConfig(value, out);
+      } else {
+        ParseBasicAuthUsers(value, out);
       }
     }
   } catch (const ConfigError& e) {

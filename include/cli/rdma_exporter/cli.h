@@ -17,25 +17,22 @@
 
 #include "rdma_exporter/collector.h"
 #include "rdma_exporter/error_tracker.h"
+#include "rdma_exporter/flag_spec.h"
 #include "rdma_exporter/inventory.h"
 #include "rdma_exporter/kernel_readers.h"
 #include "rdma_exporter/sysfs_reader.h"
 
 namespace rdma_exporter {
 
-struct CliOptions {
+struct CliOptions : NodeOptions {    // --path.sysfs, --path.fixtures, device filters, NCCL/RoCE
   std::string command;               // show-gids, show-counters, ibdev2netdev, doctor
   std::vector<std::string> devices;  // positional device names (show-gids, show-counters)
-  std::string sysfs_root = "/sys";
-  std::string fixtures_dir;  // --path.fixtures
   std::string dev_root = "/dev";
-  std::string device_include, device_exclude;
   bool json = false;
   bool verbose = false;                    // ibdev2netdev -v
   std::optional<double> interval_seconds;  // show-counters --interval
   unsigned count = 1;                      // show-counters --count: tables; 0 = until killed
   double sample_seconds = 2;               // doctor --sample
-  CollectorOptions collector_options;      // --nccl.ib-tc, --roce.min-mtu
 };
 
 // True if argv[1] names a subcommand (the exporter's own flags all start with --).
@@ -43,6 +40,8 @@ bool IsCliCommand(std::string_view arg);
 // Parses the arguments after the binary name (args[0] is the subcommand). On error returns false
 // with a one-line message.
 bool ParseCliArgs(const std::vector<std::string>& args, CliOptions* options, std::string* error);
+// The subcommands' flags as a Markdown table (docs/flags.md), from the tables that parse them.
+std::string SubcommandFlagsMarkdown();
 // Parses and runs a subcommand. Returns the exit code: 0 ok, 1 runtime failure (doctor: a check
 // failed), 2 usage error (one line on err).
 int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
