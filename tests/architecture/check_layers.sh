@@ -13,15 +13,17 @@ trap 'rm -rf "$tmp"' EXIT
 fail=0
 
 # Rank of each layer library; a library may link only libraries of a lower rank. cli and poller
-# share a rank so that neither can link the other.
+# share a rank so that neither can link the other; rdma_exporter_app (the flag tables, built on
+# the cli's flag machinery) is the binary's own library.
 rank() {
   case $1 in
     rdma_exporter_core) echo 0 ;;
     rdma_exporter_readers) echo 1 ;;
     rdma_exporter_collectors) echo 2 ;;
-    rdma_exporter_poller | rdma_exporter_cli | rdma_exporter_app) echo 3 ;;
+    rdma_exporter_poller | rdma_exporter_cli) echo 3 ;;
     rdma_exporter_http) echo 4 ;;
-    rdma_exporter) echo 5 ;;
+    rdma_exporter_app) echo 5 ;;
+    rdma_exporter) echo 6 ;;
     *) echo "" ;;
   esac
 }
