@@ -584,6 +584,43 @@ TEST(CliDoctor, MalformedOrUnreadableFilesGiveReasonsNotCrashes) {
   }
 }
 
+// The mlx5-ib fixture with mlx5_0 port 1's state and phys_state files replaced.
+CliRun RunDoctorWithPortStates(const std::string& state, const std::string& phys_state) {
+  TempDir dir;
+  fs::copy(FixturePath("mlx5-ib"), dir.path(),
+           fs::copy_options::recursive | fs::copy_options::copy_symlinks);
+  dir.Write("class/infiniband/mlx5_0/ports/1/state", state);
+  dir.Write("class/infiniband/mlx5_0/ports/1/phys_state", phys_state);
+  DevDir dev(3);
+  return RunDoctor({"--path.sysfs=" + dir.path(), "--sample=0", dev.flag()});
+}
+
+TEST(CliDoctor, OutOfRangePortStatesAreUnknown) {
+  struct Case {
+    std::string state, phys_state, reason;
+  };
+  const std::vector<Case> cases = {
+      // The port collector reads "<n>: <name>" as an unsigned number, so 4294967295 reaches the
+      // doctor as a sample value no int holds (converting it to int is undefined behaviour): the
+      // shared range-checked table names it UNKNOWN, as it does values just past either table.
+      {"4294967295: X\n", "4294967295: X\n", "state UNKNOWN, phys_state UNKNOWN"},
+      {"6: X\n", "0: X\n", "state UNKNOWN, phys_state UNKNOWN"},
+      {"5: X\n", "8: X\n", "state ACTIVE_DEFER, phys_state UNKNOWN"},
+      // Larger than 32 bits or negative: the collector rejects the file as malformed, so the
+      // doctor has no sample and says the state is unreadable.
+      {"99999999999999999999: X\n", "-1: X\n", "state unreadable, phys_state unreadable"},
+      {"4294967296: X\n", "-4294967295: X\n", "state unreadable, phys_state unreadable"},
+  };
+  for (const auto& c : cases) {
+    CliRun run = RunDoctorWithPortStates(c.state, c.phys_state);
+    EXPECT_EQ(run.code, 1) << c.state;
+    EXPECT_EQ(run.err, "") << c.state;
+    // mlx5_0/1 first, then the fixture's own down port (mlx5_2/12).
+    EXPECT_EQ(ReasonOf(run.out, "port_active").rfind("mlx5_0/1 (ib0): " + c.reason + "; ", 0), 0u)
+        << c.state << c.phys_state << run.out;
+  }
+}
+
 TEST(CliDoctor, ConnectXOnThePciBusWithoutAnRdmaDeviceFails) {
   // mlx5_ib unloaded for mlx5_1's function: the PCI function stays, its infiniband/ goes.
   SimNode node;

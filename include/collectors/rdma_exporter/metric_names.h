@@ -8,7 +8,12 @@
 
 namespace rdma_exporter::metric {
 
+// Every family's prefix.
+inline constexpr std::string_view kPrefix = "rdma_";
+
 // device, port (collectors/device_info, port_state)
+// The prefix of the port families, the PMA counters below included.
+inline constexpr std::string_view kPortPrefix = "rdma_port_";
 inline constexpr std::string_view kDeviceInfo = "rdma_device_info";
 inline constexpr std::string_view kPortInfo = "rdma_port_info";
 inline constexpr std::string_view kPortState = "rdma_port_state";

@@ -1,0 +1,269 @@
+// Checks of counters over the sampling window (--sample): pause storms and error counters that
+// rose, and error counters that cannot rise any more (saturated).
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+#include "doctor_internal.h"
+#include "rdma_exporter/counter_readers.h"
+#include "rdma_exporter/metric_names.h"
+
+namespace rdma_exporter::doctor {
+namespace {
+
+// Counters whose rise means the link or a QP just broke: FAIL. The others rise now and then on
+// healthy fabrics (a symbol error, a retransmit): WARN, to be watched.
+constexpr std::array kFailCounters = {
+    metric::kPortLinkDowned,     metric::kHwReqTransportRetriesExceeded,
+    metric::kHwRetryExceededErr, metric::kPhyLinkDownEvents,
+    metric::kNetdevCarrierDown,
+};
+constexpr std::array kWarnCounters = {
+    metric::kPortSymbolErrors,
+    metric::kPortLinkErrorRecovery,
+    metric::kPortReceiveErrors,
+    metric::kPortReceiveRemotePhysicalErrors,
+    metric::kPortReceiveSwitchRelayErrors,
+    metric::kPortTransmitDiscards,
+    metric::kPortTransmitConstraintErrors,
+    metric::kPortReceiveConstraintErrors,
+    metric::kPortLocalLinkIntegrityErrors,
+    metric::kPortExcessiveBufferOverrunErrors,
+    metric::kHwLocalAckTimeoutErr,
+    metric::kHwPacketSeqErr,
+    metric::kHwOutOfSequence,
+    metric::kHwOutOfBuffer,
+    metric::kHwReqCqeError,
+    metric::kHwRespCqeError,
+    metric::kHwRxIcrcEncapsulated,
+    metric::kHwRcvdSeqErr,
+    metric::kHwCompleterRetryErr,
+    metric::kNetdevReceiveErrors,
+    metric::kNetdevTransmitErrors,
+    metric::kPriorityDiscards,
+    metric::kPcieAerErrors,
+};
+
+bool IsWatchedErrorCounter(std::string_view family) {
+  auto in = [&](const auto& list) {
+    return std::find(list.begin(), list.end(), family) != list.end();
+  };
+  return in(kFailCounters) || in(kWarnCounters);
+}
+
+// How a counter is named in a reason: its family without the prefix and _total
+// (rdma_port_symbol_errors_total -> symbol_errors, rdma_netdev_carrier_down_total ->
+// netdev_carrier_down).
+std::string CounterName(std::string_view family) {
+  for (std::string_view prefix : {metric::kPortPrefix, metric::kHwPrefix, metric::kPrefix}) {
+    if (family.substr(0, prefix.size()) == prefix) {
+      family.remove_prefix(prefix.size());
+      break;
+    }
+  }
+  constexpr std::string_view kTotal = "_total";
+  if (family.size() >= kTotal.size() && family.substr(family.size() - kTotal.size()) == kTotal) {
+    family.remove_suffix(kTotal.size());
+  }
+  return std::string(family);
+}
+
+// The labels other than the port's, as "{priority=3,direction=rx}", "" when none.
+std::string LabelSuffix(const LabelMap& labels) {
+  std::vector<std::string> extra;
+  for (const auto& [name, value] : labels) {
+    if (name != "device" && name != "port" && name != "netdev") extra.push_back(name + "=" + value);
+  }
+  return extra.empty() ? "" : "{" + Join(extra, ",") + "}";
+}
+
+// "mlx5_0/1 (ens1f0np0)" from a sample's labels alone.
+std::string SubjectOf(const LabelMap& labels) {
+  std::string s = LabelOf(labels, "device");
+  if (!LabelOf(labels, "port").empty()) s += "/" + LabelOf(labels, "port");
+  if (!LabelOf(labels, "netdev").empty()) s += " (" + LabelOf(labels, "netdev") + ")";
+  return s;
+}
+
+// The subject of a sample: its port as the other checks name it ("mlx5_0/1 (ens1f0np0)"), or
+// its device for device-level samples (PCIe).
+std::string SubjectFor(const NodeView& v, const LabelMap& labels) {
+  std::string device = LabelOf(labels, "device"), port = LabelOf(labels, "port");
+  for (const auto& d : v.inventory().devices) {
+    if (d.name != device) continue;
+    for (const auto& p : d.ports) {
+      if (std::to_string(p.number) == port) return NodeView::Subject(d, p);
+    }
+  }
+  return SubjectOf(labels);
+}
+
+// Samples grouped by subject, in the order subjects first appear.
+template <typename T>
+class BySubject {
+ public:
+  T& operator[](const std::string& subject) {
+    auto it = std::find_if(entries_.begin(), entries_.end(),
+                           [&](const auto& e) { return e.first == subject; });
+    if (it != entries_.end()) return it->second;
+    entries_.emplace_back(subject, T{});
+    return entries_.back().second;
+  }
+  const std::vector<std::pair<std::string, T>>& entries() const { return entries_; }
+
+ private:
+  std::vector<std::pair<std::string, T>> entries_;
+};
+
+// A port's pause-storm watchdog events during the sample (recent) and before it (earlier), and
+// the priorities it paused most of the sample.
+struct StormPort {
+  std::vector<std::string> recent, earlier, paused;
+};
+
+BySubject<StormPort> StormPorts(NodeView& v) {
+  BySubject<StormPort> ports;
+  for (const auto& s : AllSamples(v.now, metric::kPfcStormEvents)) {
+    StormPort& port = ports[SubjectFor(v, s.labels)];
+    double before = SampleValue(v.before, metric::kPfcStormEvents, s.labels).value_or(s.value);
+    std::string severity = LabelOf(s.labels, "severity");
+    if (s.value > before) {
+      port.recent.push_back(Number(s.value - before) + " " + severity);
+    } else if (s.value > 0) {
+      port.earlier.push_back(Number(s.value) + " " + severity);
+    }
+  }
+  // A port paused most of the window is in a storm even before the watchdog counts one.
+  if (v.sample_seconds <= 0) return ports;
+  for (const auto& s : AllSamples(v.now, metric::kPfcPauseDuration)) {
+    auto before = SampleValue(v.before, metric::kPfcPauseDuration, s.labels);
+    if (!before) continue;
+    double share = (s.value - *before) / v.sample_seconds;
+    if (share >= 0.5) {
+      ports[SubjectFor(v, s.labels)].paused.push_back(
+          "priority " + LabelOf(s.labels, "priority") + " " + LabelOf(s.labels, "direction") +
+          " paused " + Number(std::min(100.0, std::round(share * 100))) + "%");
+    }
+  }
+  return ports;
+}
+
+// Per port (or device): the error counters that rose during the sample, and the saturated ones.
+class ErrorScan {
+ public:
+  explicit ErrorScan(NodeView& v) : v_(v) {}
+
+  // The samples of `family` that rose, at `level` (a fatal PCIe AER error always FAILs).
+  void Rises(std::string_view family, Status level) {
+    for (const auto& s : AllSamples(v_.now, family)) {
+      ++watched_;
+      if (v_.sample_seconds <= 0) continue;
+      auto before = SampleValue(v_.before, family, s.labels);
+      if (!before || s.value <= *before) continue;
+      Status status = level;
+      if (family == metric::kPcieAerErrors && LabelOf(s.labels, "severity") == "fatal") {
+        status = Status::kFail;
+      }
+      Port& port = ports_[SubjectFor(v_, s.labels)];
+      port.status = std::max(port.status, status);
+      port.rose.push_back(CounterName(family) + LabelSuffix(s.labels) + " +" +
+                          Number(s.value - *before));
+    }
+  }
+
+  // A saturated PMA error counter cannot rise: the check is blind to it until it is cleared.
+  // Data, packet and wait counters are not watched (and port_xmit_wait sits at all-ones on busy
+  // ports), so their saturation is only shown by show-counters.
+  void Saturated() {
+    for (const auto& s : AllSamples(v_.now, metric::kPortCountersSaturated)) {
+      if (s.value != 1) continue;
+      std::string counter = LabelOf(s.labels, "counter");
+      const PmaCounterSpec* spec = FindPmaCounter(counter);
+      if (spec == nullptr || !IsWatchedErrorCounter(spec->metric)) continue;
+      Port& port = ports_[SubjectFor(v_, s.labels)];
+      port.status = std::max(port.status, Status::kWarn);
+      port.saturated.push_back(counter);
+    }
+  }
+
+  // Counter samples seen (whether they rose or not).
+  size_t watched() const { return watched_; }
+
+  std::vector<Item> Items() const {
+    std::vector<Item> items;
+    for (const auto& [subject, port] : ports_.entries()) {
+      std::vector<std::string> parts;
+      if (!port.rose.empty()) parts.push_back(Join(port.rose));
+      if (!port.saturated.empty()) {
+        parts.push_back(Join(port.saturated, " and ") +
+                        " saturated (stuck at the all-ones value of their IBTA width, a rise "
+                        "cannot be seen until cleared: perfquery -R on InfiniBand)");
+      }
+      items.push_back({subject, port.status, Join(parts, ", ")});
+    }
+    return items;
+  }
+
+ private:
+  struct Port {
+    Status status = Status::kPass;
+    std::vector<std::string> rose, saturated;
+  };
+  NodeView& v_;
+  BySubject<Port> ports_;
+  size_t watched_ = 0;
+};
+
+}  // namespace
+
+Check PfcStorm(NodeView& v) {
+  // One item per port: FAIL for pause-storm watchdog events during the sample or a priority
+  // paused most of it, WARN for events only before the sample, PASS otherwise.
+  BySubject<StormPort> ports = StormPorts(v);
+  std::vector<Item> items;
+  std::string window = "the last " + Number(v.sample_seconds) + " s";
+  for (const auto& [subject, port] : ports.entries()) {
+    if (!port.recent.empty() || !port.paused.empty()) {
+      std::string reason;
+      if (!port.recent.empty()) {
+        reason = Join(port.recent, " and ") + " pause-storm events in " + window;
+        if (!port.paused.empty()) reason += ", " + Join(port.paused) + " of it";
+      } else {
+        reason = Join(port.paused) + " of " + window;
+      }
+      items.push_back({subject, Status::kFail, reason});
+    } else if (!port.earlier.empty()) {
+      items.push_back(
+          {subject, Status::kWarn,
+           Join(port.earlier, " and ") + " pause-storm events since the driver loaded, " +
+               (v.sample_seconds > 0 ? "none during the sample" : "not sampled (--sample=0)")});
+    } else {
+      items.push_back({subject, Status::kPass, "no pause-storm events"});
+    }
+  }
+  size_t n = ports.entries().size();
+  return Finish("pfc_storm", std::move(items),
+                n == 0 ? "no pause-storm counters (mlx5 ethtool) on these ports"
+                       : "no pause-storm events on " + Count(n, "port"));
+}
+
+Check ErrorCounters(NodeView& v) {
+  ErrorScan scan(v);
+  for (std::string_view family : kFailCounters)
+    scan.Rises(family, Status::kFail);
+  for (std::string_view family : kWarnCounters)
+    scan.Rises(family, Status::kWarn);
+  scan.Saturated();
+  std::vector<Item> items = scan.Items();
+  if (scan.watched() == 0 && !v.inventory().devices.empty()) {
+    items.push_back({"node", Status::kWarn, "no error counter could be read"});
+  }
+  std::string summary = v.inventory().devices.empty() ? "no devices"
+                        : v.sample_seconds > 0
+                            ? "none of " + std::to_string(scan.watched()) +
+                                  " error counters rose in " + Number(v.sample_seconds) + " s"
+                            : "not sampled (--sample=0)";
+  return Finish("error_counters", std::move(items), summary);
+}
+
+}  // namespace rdma_exporter::doctor
