@@ -2,6 +2,7 @@
 #include <cctype>
 #include <climits>
 #include <cmath>
+#include <cstddef>
 #include <string>
 
 #include "fabric_sim.h"
@@ -148,29 +149,30 @@ bool SetNonEmpty(const std::string& value, std::string* out, std::string* why) {
   return true;
 }
 
-bool SetLayout(const std::string& value, ParsedFlags& f, std::string* why) {
-  if (value == "mlx5") {
-    f.config.layout = SimConfig::Layout::Mlx5;
-  } else if (value == "rxe") {
-    f.config.layout = SimConfig::Layout::Rxe;
-  } else {
-    return Reject("expected mlx5 or rxe", why);
+// One accepted value of an enumerated flag.
+template <typename T>
+struct Choice {
+  const char* name;
+  T value;
+};
+
+template <typename T, size_t N>
+bool SetChoice(const std::string& value, const Choice<T> (&choices)[N], const char* expected,
+               T* out, std::string* why) {
+  for (const Choice<T>& c : choices) {
+    if (value == c.name) {
+      *out = c.value;
+      return true;
+    }
   }
-  return true;
+  return Reject(expected, why);
 }
 
-bool SetLinkLayer(const std::string& value, ParsedFlags& f, std::string* why) {
-  if (value == "mixed") {
-    f.config.link_layer = SimConfig::LinkLayer::Mixed;
-  } else if (value == "roce") {
-    f.config.link_layer = SimConfig::LinkLayer::Roce;
-  } else if (value == "ib") {
-    f.config.link_layer = SimConfig::LinkLayer::Ib;
-  } else {
-    return Reject("expected mixed, roce or ib", why);
-  }
-  return true;
-}
+constexpr Choice<SimConfig::Layout> kLayouts[] = {{"mlx5", SimConfig::Layout::Mlx5},
+                                                  {"rxe", SimConfig::Layout::Rxe}};
+constexpr Choice<SimConfig::LinkLayer> kLinkLayers[] = {{"mixed", SimConfig::LinkLayer::Mixed},
+                                                        {"roce", SimConfig::LinkLayer::Roce},
+                                                        {"ib", SimConfig::LinkLayer::Ib}};
 
 bool SetScenario(const std::string& value, ParsedFlags& f, std::string* why) {
   if (FindScenario(value) == nullptr) {
@@ -199,8 +201,14 @@ constexpr FlagDef kFlags[] = {
      [](const std::string& v, ParsedFlags& f, std::string* why) {
        return SetInt(v, 0, 64, "expected an integer 0..64", &f.config.vfs, why);
      }},
-    {"--layout", SetLayout},
-    {"--link-layer", SetLinkLayer},
+    {"--layout",
+     [](const std::string& v, ParsedFlags& f, std::string* why) {
+       return SetChoice(v, kLayouts, "expected mlx5 or rxe", &f.config.layout, why);
+     }},
+    {"--link-layer",
+     [](const std::string& v, ParsedFlags& f, std::string* why) {
+       return SetChoice(v, kLinkLayers, "expected mixed, roce or ib", &f.config.link_layer, why);
+     }},
     {"--scenario", SetScenario},
     {"--fault-device",
      [](const std::string& v, ParsedFlags& f, std::string*) {
