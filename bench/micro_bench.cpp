@@ -27,6 +27,9 @@
 namespace rdma_exporter {
 namespace {
 
+using rdma_fabric_sim::FabricSim;
+using rdma_fabric_sim::SimConfig;
+
 // Inputs as the kernel (mlx5, ConnectX-7) prints them, with the trailing newline.
 constexpr std::string_view kCounter = "18446744073709\n";
 constexpr std::string_view kCapMask = "0xa651e848\n";

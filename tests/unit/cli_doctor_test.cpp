@@ -22,6 +22,9 @@ namespace fs = std::filesystem;
 namespace rdma_exporter::testing {
 namespace {
 
+using rdma_fabric_sim::FabricSim;
+using rdma_fabric_sim::SimConfig;
+
 // What the doctor would learn from the process, fixed so the output does not depend on who runs
 // the tests (root has CAP_IPC_LOCK; CI runners have various limits and kernels).
 ProcessEnv Env(std::optional<uint64_t> memlock_bytes, bool cap_ipc_lock,

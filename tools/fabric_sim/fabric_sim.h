@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+namespace rdma_fabric_sim {
+
 struct SimConfig {
   enum class Layout { Mlx5, Rxe };
   enum class LinkLayer { Mixed, Roce, Ib };
@@ -38,6 +40,8 @@ struct SimConfig {
   // switches the scenario at runtime (see FabricSim::SetScenario). Empty = none.
   std::string scenario_file;
 };
+
+struct SimState;  // the state of one run (model.h)
 
 class FabricSim {
  public:
@@ -70,8 +74,7 @@ class FabricSim {
   std::string fault_device() const;
 
  private:
-  struct State;
-  std::unique_ptr<State> state_;
+  std::unique_ptr<SimState> state_;
 };
 
 // Names accepted by SimConfig::scenario, in table order.
@@ -84,3 +87,5 @@ std::string SimUsage();
 // (run forever). On failure returns false with a one-line message in *error. --help is not
 // handled here (the caller checks for it first).
 bool ParseSimArgs(int argc, char** argv, SimConfig* config, int* ticks, std::string* error);
+
+}  // namespace rdma_fabric_sim
