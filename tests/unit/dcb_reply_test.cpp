@@ -82,6 +82,25 @@ TEST(DcbReply, ReplyWithoutIeeeNestIsSupportedButUnknown) {
   EXPECT_FALSE(config.pfc_known);
 }
 
+TEST(DcbReply, EmptyAppTableIsNoDscpEntries) {
+  // PCP trust with no APP entry at all: mlx5 still sends the (empty) table nest.
+  MsgPtr msg(nlmsg_alloc_simple(RTM_GETDCB, 0), &nlmsg_free);
+  dcbmsg hdr{};
+  hdr.cmd = DCB_CMD_IEEE_GET;
+  nlmsg_append(msg.get(), &hdr, sizeof(hdr), NLMSG_ALIGNTO);
+  nlattr* ieee = nla_nest_start(msg.get(), DCB_ATTR_IEEE);
+  ieee_pfc pfc{};
+  pfc.pfc_en = 1 << 3;
+  nla_put(msg.get(), DCB_ATTR_IEEE_PFC, sizeof(pfc), &pfc);
+  nla_nest_end_keep_empty(msg.get(), nla_nest_start(msg.get(), DCB_ATTR_IEEE_APP_TABLE));
+  nla_nest_end(msg.get(), ieee);
+  DcbConfig config;
+  ASSERT_EQ(ParseDcbReply(nlmsg_hdr(msg.get()), &config), 0);
+  EXPECT_TRUE(config.pfc_known);
+  EXPECT_EQ(config.pfc_enabled, 1 << 3);
+  EXPECT_EQ(config.dscp_entries, 0);
+}
+
 TEST(DcbReply, TruncatedPfcAttributeIsRejected) {
   MsgPtr msg(nlmsg_alloc_simple(RTM_GETDCB, 0), &nlmsg_free);
   dcbmsg hdr{};
