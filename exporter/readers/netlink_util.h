@@ -75,9 +75,10 @@ class NetlinkChannel {
   // Sends request and hands each reply message of reply_type to on_reply: the one reply of a
   // doit, or every part of a dump (NLM_F_DUMP) up to NLMSG_DONE. Returns 0, the kernel's errno
   // from an NLMSG_ERROR, on_reply's error, ENOMEM / EBADMSG for an exception on_reply threw,
-  // EIO for a doit that got no reply, EAGAIN after the receive timeout, or another errno for a
-  // socket failure. After any failure but a kernel error (which leaves the socket clean) the
-  // socket is closed, and the next request opens a new one.
+  // EIO for a doit that got no reply, EAGAIN after the receive timeout, EINTR for a dump the
+  // kernel flagged interrupted, or another errno for a socket failure. After any failure but a
+  // kernel error (which leaves the socket clean) the socket is closed, and the next request opens a
+  // new one.
   [[nodiscard]] int Transact(nl_msg* request, uint16_t reply_type,
                              const NetlinkReplyHandler& on_reply);
 
