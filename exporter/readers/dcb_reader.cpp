@@ -4,23 +4,17 @@
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 #include <netlink/attr.h>
-#include <netlink/handlers.h>
 #include <netlink/msg.h>
-#include <netlink/netlink.h>
-#include <netlink/socket.h>
 #include <sys/socket.h>
-#include <sys/time.h>
 
-#include <algorithm>
 #include <cerrno>
-#include <cstdlib>
-#include <cstring>
-#include <fstream>
+#include <cstddef>
 #include <sstream>
 #include <string_view>
 
 #include "dcb_reader.h"
 #include "netlink_util.h"
+#include "rdma_exporter/file_util.h"
 #include "rdma_exporter/kernel_readers.h"
 #include "rdma_exporter/parse.h"
 
@@ -52,21 +46,21 @@ void AddApp(const dcb_app& app, DcbConfig* out) {
 // built and its reply parsed with the libnl core message/attribute functions, the way iproute2's
 // `dcb` tool does it with its own netlink code.
 
-// Where the receive callbacks leave their results.
-struct DcbReply {
-  DcbConfig* out = nullptr;
-  bool got_reply = false;
-  int kernel_error = 0;  // positive errno from an NLMSG_ERROR
-};
+// The attributes read and the policy their payload must meet (a reply that breaks it is
+// EBADMSG). ieee_pfc: at least pfc_cap and pfc_en; a newer kernel may send a longer struct.
+constexpr auto kDcbPolicy = MakeNlaPolicy<DCB_ATTR_MAX>({
+    {DCB_ATTR_IEEE, NlaOfType(NLA_NESTED)},
+});
+constexpr auto kDcbIeeePolicy = MakeNlaPolicy<DCB_ATTR_IEEE_MAX>({
+    {DCB_ATTR_IEEE_PFC, NlaAtLeast(offsetof(ieee_pfc, pfc_en) + sizeof(ieee_pfc::pfc_en))},
+    {DCB_ATTR_IEEE_APP_TABLE, NlaOfType(NLA_NESTED)},
+});
 
-int ParseIeee(nlattr* ieee, DcbConfig* out) {
-  nlattr* tb[DCB_ATTR_IEEE_MAX + 1] = {};
-  if (nla_parse_nested(tb, DCB_ATTR_IEEE_MAX, ieee, nullptr) < 0) return EBADMSG;
-  if (nlattr* pfc_attr = tb[DCB_ATTR_IEEE_PFC]) {
-    ieee_pfc pfc{};
-    int len = nla_len(pfc_attr);
-    if (len < static_cast<int>(offsetof(ieee_pfc, pfc_en) + sizeof(pfc.pfc_en))) return EBADMSG;
-    std::memcpy(&pfc, nla_data(pfc_attr), std::min(static_cast<size_t>(len), sizeof(pfc)));
+[[nodiscard]] int ParseIeee(const nlattr* ieee, DcbConfig* out) {
+  NlaTable<DCB_ATTR_IEEE_MAX> tb;
+  if (ParseNlaNested(ieee, kDcbIeeePolicy, &tb) != 0) return EBADMSG;
+  if (const nlattr* pfc_attr = tb[DCB_ATTR_IEEE_PFC]) {
+    auto pfc = NlaStruct<ieee_pfc>(pfc_attr);
     out->pfc_known = true;
     out->pfc_cap = pfc.pfc_cap;
     out->pfc_enabled = pfc.pfc_en;
@@ -78,9 +72,7 @@ int ParseIeee(nlattr* ieee, DcbConfig* out) {
       // DCB_ATTR_DCB_APP entries carry non-IEEE selectors (PCP); only IEEE ones matter here.
       if (nla_type(entry) != DCB_ATTR_IEEE_APP) continue;
       if (nla_len(entry) < static_cast<int>(sizeof(dcb_app))) continue;
-      dcb_app app{};
-      std::memcpy(&app, nla_data(entry), sizeof(app));
-      AddApp(app, out);
+      AddApp(NlaStruct<dcb_app>(entry), out);
     }
   }
   return 0;
@@ -88,9 +80,9 @@ int ParseIeee(nlattr* ieee, DcbConfig* out) {
 
 }  // namespace
 
-int ParseDcbReply(nlmsghdr* hdr, DcbConfig* out) {
-  nlattr* tb[DCB_ATTR_MAX + 1] = {};
-  if (nlmsg_parse(hdr, sizeof(dcbmsg), tb, DCB_ATTR_MAX, nullptr) < 0) return EBADMSG;
+int ParseDcbReply(const nlmsghdr* hdr, DcbConfig* out) {
+  NlaTable<DCB_ATTR_MAX> tb;
+  if (ParseNlaMessage(hdr, sizeof(dcbmsg), kDcbPolicy, &tb) != 0) return EBADMSG;
   out->supported = true;
   if (tb[DCB_ATTR_IEEE] != nullptr) return ParseIeee(tb[DCB_ATTR_IEEE], out);
   return 0;
@@ -98,89 +90,36 @@ int ParseDcbReply(nlmsghdr* hdr, DcbConfig* out) {
 
 namespace {
 
-int OnValid(nl_msg* msg, void* arg) {
-  auto* reply = static_cast<DcbReply*>(arg);
-  nlmsghdr* hdr = nlmsg_hdr(msg);
-  if (hdr->nlmsg_type != RTM_GETDCB) return NL_SKIP;
-  int err = ParseDcbReply(hdr, reply->out);
-  if (err == EBADMSG && !reply->out->supported) {
-    reply->kernel_error = err;
-    return NL_STOP;
-  }
-  reply->got_reply = true;
-  if (err != 0) reply->kernel_error = err;
-  return NL_STOP;
-}
-
-int OnError(sockaddr_nl*, nlmsgerr* error, void* arg) {
-  auto* reply = static_cast<DcbReply*>(arg);
-  reply->kernel_error = error->error < 0 ? -error->error : error->error;
-  return NL_STOP;
-}
-
 class DcbNetlinkReader : public DcbReader {
  public:
-  ~DcbNetlinkReader() override {
-    if (sock_ != nullptr) nl_socket_free(sock_);
-  }
-
-  int Read(const std::string& netdev, DcbConfig* out) override {
+  [[nodiscard]] int Read(const std::string& netdev, DcbConfig* out) override {
     *out = EmptyConfig();
-    int err = Connect();
-    if (err != 0) return err;
-    err = Request(netdev, out);
+    int err = Request(netdev, out);
     if (err == EOPNOTSUPP) {
       // The netdev has no dcbnl_ops (veth, most non-DCB NICs): not an error.
       *out = EmptyConfig();
       return 0;
     }
-    if (err != 0) {
-      *out = EmptyConfig();
-      // A socket left in an unknown state (timeout, truncated reply) is rebuilt next time.
-      if (err != ENODEV && err != EINVAL) Disconnect();
-    }
+    if (err != 0) *out = EmptyConfig();
     return err;
   }
 
  private:
-  // The socket is created on first use, in the network namespace of the calling thread then.
-  int Connect() {
-    if (sock_ != nullptr) return 0;
-    return OpenNetlinkGetSocket(NETLINK_ROUTE, &sock_);
-  }
-
-  void Disconnect() {
-    if (sock_ != nullptr) nl_socket_free(sock_);
-    sock_ = nullptr;
-  }
-
-  int Request(const std::string& netdev, DcbConfig* out) {
-    nl_msg* msg = nlmsg_alloc_simple(RTM_GETDCB, NLM_F_REQUEST);
+  [[nodiscard]] int Request(const std::string& netdev, DcbConfig* out) {
+    NlMsgPtr msg = NewNetlinkRequest(RTM_GETDCB, 0);
     if (msg == nullptr) return ENOMEM;
     dcbmsg header{};
     header.dcb_family = AF_UNSPEC;
     header.cmd = DCB_CMD_IEEE_GET;
-    int err = nlmsg_append(msg, &header, sizeof(header), NLMSG_ALIGNTO);
-    if (err >= 0) err = nla_put_string(msg, DCB_ATTR_IFNAME, netdev.c_str());
-    if (err >= 0) err = nl_send_auto(sock_, msg);
-    nlmsg_free(msg);
+    int err = nlmsg_append(msg.get(), &header, sizeof(header), NLMSG_ALIGNTO);
+    if (err >= 0) err = nla_put_string(msg.get(), DCB_ATTR_IFNAME, netdev.c_str());
     if (err < 0) return NlErrno(err);
-
-    DcbReply reply;
-    reply.out = out;
-    nl_cb* cb = CloneSocketCallbacks(sock_);
-    if (cb == nullptr) return ENOMEM;
-    nl_cb_set(cb, NL_CB_VALID, NL_CB_CUSTOM, OnValid, &reply);
-    nl_cb_err(cb, NL_CB_CUSTOM, OnError, &reply);
-    // One reply (not multipart): nl_recvmsgs returns after it.
-    err = nl_recvmsgs(sock_, cb);
-    nl_cb_put(cb);
-    if (reply.kernel_error != 0) return reply.kernel_error;
-    if (err < 0) return NlErrno(err);
-    return reply.got_reply ? 0 : EIO;
+    return channel_.Transact(msg.get(), RTM_GETDCB,
+                             [out](const nlmsghdr* hdr) { return ParseDcbReply(hdr, out); });
   }
 
-  nl_sock* sock_ = nullptr;
+  // The socket is opened on first use, in the network namespace of the calling thread then.
+  NetlinkChannel channel_{NETLINK_ROUTE};
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -211,7 +150,7 @@ std::optional<int> ParsePriority(std::string_view s) {
 }
 
 // Parses the content of dcb/<netdev>. Returns 0 or EINVAL for content it does not understand.
-int ParseFixture(const std::string& content, DcbConfig* out) {
+[[nodiscard]] int ParseFixture(const std::string& content, DcbConfig* out) {
   *out = EmptyConfig();
   if (Trim(content) == "unsupported") return 0;
   out->supported = true;
@@ -263,14 +202,12 @@ class DcbFixtureReader : public DcbReader {
  public:
   explicit DcbFixtureReader(std::string dir) : dir_(std::move(dir)) {}
 
-  int Read(const std::string& netdev, DcbConfig* out) override {
+  [[nodiscard]] int Read(const std::string& netdev, DcbConfig* out) override {
     *out = EmptyConfig();
     if (netdev.empty() || netdev.find('/') != std::string::npos) return ENODEV;
-    std::ifstream in(dir_ + "/" + netdev);
-    if (!in) return ENODEV;
-    std::stringstream content;
-    content << in.rdbuf();
-    int err = ParseFixture(content.str(), out);
+    std::string content;
+    if (ReadWholeFile(dir_ + "/" + netdev, &content) != 0) return ENODEV;
+    int err = ParseFixture(content, out);
     if (err != 0) *out = EmptyConfig();
     return err;
   }

@@ -10,6 +10,6 @@ namespace rdma_exporter {
 
 // Fills out from a reply message: PFC (ieee_pfc) and the APP table's DSCP entries. Returns 0 or
 // EBADMSG.
-int ParseDcbReply(nlmsghdr* hdr, DcbConfig* out);
+[[nodiscard]] int ParseDcbReply(const nlmsghdr* hdr, DcbConfig* out);
 
 }  // namespace rdma_exporter

@@ -5,13 +5,11 @@
 // netlink family (ETHTOOL_MSG_STATS_GET, _PAUSE_GET) carries only standard stats groups - none
 // per priority (reference §3.4). The per-priority PFC pause counters and durations exist only in
 // the driver's ETH_SS_STATS string set, which the ioctl returns with three small commands.
-#include <fcntl.h>
 #include <linux/ethtool.h>
 #include <linux/sockios.h>
 #include <net/if.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <charconv>
@@ -20,13 +18,14 @@
 #include <cstring>
 #include <functional>
 #include <mutex>
-#include <optional>
 #include <sstream>
 #include <string_view>
 #include <unordered_map>
 #include <utility>
 
+#include "rdma_exporter/file_util.h"
 #include "rdma_exporter/kernel_readers.h"
+#include "rdma_exporter/unique_fd.h"
 
 namespace rdma_exporter {
 
@@ -55,20 +54,6 @@ constexpr uint32_t kSlackEntries = 256;
 // Upper bound on a sane string-set size (mlx5 with many channels has a few thousand).
 constexpr uint32_t kMaxStats = 1u << 20;
 
-class UniqueFd {
- public:
-  explicit UniqueFd(int fd) : fd_(fd) {}
-  ~UniqueFd() {
-    if (fd_ >= 0) close(fd_);
-  }
-  UniqueFd(const UniqueFd&) = delete;
-  UniqueFd& operator=(const UniqueFd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
-
 std::vector<uint64_t> Buffer(size_t bytes) {
   return std::vector<uint64_t>((bytes + sizeof(uint64_t) - 1) / sizeof(uint64_t), 0);
 }
@@ -92,23 +77,23 @@ class IoctlReader : public EthtoolReader {
   // firmware commands of a GSTATS (reference §3.2).
   explicit IoctlReader(EthtoolIoctlFn ioctl_fn) : ioctl_fn_(std::move(ioctl_fn)) {}
 
-  int ReadStats(const std::string& netdev, EthtoolStats* out) override {
+  [[nodiscard]] int ReadStats(const std::string& netdev, EthtoolStats* out) override {
     out->names.clear();
     out->values.clear();
     if (netdev.empty() || netdev.size() >= IFNAMSIZ || netdev.find('/') != std::string::npos) {
       return ENODEV;
     }
-    std::optional<UniqueFd> fd;
+    UniqueFd fd;
     if (!ioctl_fn_) {
-      fd.emplace(socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
-      if (fd->get() < 0) return errno;
+      fd.reset(socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+      if (!fd.valid()) return errno;
     }
     auto call = [&](void* buffer) -> int {
       if (ioctl_fn_) return ioctl_fn_(netdev, buffer);
       ifreq ifr{};
       std::memcpy(ifr.ifr_name, netdev.data(), netdev.size());
       ifr.ifr_data = static_cast<char*>(buffer);
-      return ioctl(fd->get(), SIOCETHTOOL, &ifr) == 0 ? 0 : errno;
+      return ioctl(fd.get(), SIOCETHTOOL, &ifr) == 0 ? 0 : errno;
     };
 
     std::lock_guard lock(mu_);
@@ -144,7 +129,7 @@ class IoctlReader : public EthtoolReader {
  private:
   // GSSET_INFO then GSTRINGS, re-run once when GSTRINGS reports a different count.
   template <typename Call>
-  int ReadNames(Call& call, std::vector<std::string>* names) {
+  [[nodiscard]] int ReadNames(Call& call, std::vector<std::string>* names) {
     for (int attempt = 0; attempt < 2; ++attempt) {
       auto info = Buffer(kSsetInfoHeader + sizeof(uint32_t));
       Store<uint32_t>(info, 0, ETHTOOL_GSSET_INFO);
@@ -178,7 +163,7 @@ class IoctlReader : public EthtoolReader {
 
   // GSTATS with the expected count; EAGAIN when the reply says the set changed.
   template <typename Call>
-  int ReadValues(Call& call, uint32_t count, std::vector<uint64_t>* values) {
+  [[nodiscard]] int ReadValues(Call& call, uint32_t count, std::vector<uint64_t>* values) {
     auto stats = Buffer(kGstatsHeader + size_t{count + kSlackEntries} * sizeof(uint64_t));
     Store<uint32_t>(stats, 0, ETHTOOL_GSTATS);
     Store<uint32_t>(stats, 4, count);
@@ -204,26 +189,11 @@ std::string_view TrimSpaces(std::string_view s) {
   return s;
 }
 
-int ReadWholeFile(const std::string& path, std::string* out) {
-  UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (fd.get() < 0) return errno;
-  char buf[8192];
-  for (;;) {
-    ssize_t n = read(fd.get(), buf, sizeof(buf));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return errno;
-    }
-    if (n == 0) return 0;
-    out->append(buf, static_cast<size_t>(n));
-  }
-}
-
 class FixtureReader : public EthtoolReader {
  public:
   explicit FixtureReader(std::string dir) : dir_(std::move(dir)) {}
 
-  int ReadStats(const std::string& netdev, EthtoolStats* out) override {
+  [[nodiscard]] int ReadStats(const std::string& netdev, EthtoolStats* out) override {
     out->names.clear();
     out->values.clear();
     if (netdev.empty() || netdev.find('/') != std::string::npos || netdev == "." ||

@@ -1,14 +1,16 @@
-// Netdev link state readers: rtnetlink (one RTM_GETLINK dump per poll through a libnl-route
-// link cache) and sysfs class/net/<netdev> (fixture mode, and a cross-check in the tests).
+// Netdev link state readers: rtnetlink (one RTM_GETLINK dump per poll) and sysfs
+// class/net/<netdev> (fixture mode, and a cross-check in the tests).
 #include <linux/if.h>
 #include <linux/if_link.h>
-#include <netlink/cache.h>
-#include <netlink/netlink.h>
-#include <netlink/route/link.h>
-#include <netlink/socket.h>
+#include <linux/rtnetlink.h>
+#include <netlink/msg.h>
+#include <sys/socket.h>
 
 #include <cerrno>
+#include <cstddef>
+#include <unordered_map>
 
+#include "netdev_reader.h"
 #include "netlink_util.h"
 #include "rdma_exporter/kernel_readers.h"
 #include "rdma_exporter/parse.h"
@@ -20,67 +22,103 @@ namespace {
 // ---------------------------------------------------------------------------------------------
 // rtnetlink
 //
-// IFLA_CARRIER_UP_COUNT / IFLA_CARRIER_DOWN_COUNT are not parsed by libnl-route 3.7 (it keeps
-// IFLA_CARRIER_CHANGES only), so carrier_up_count / carrier_down_count stay unset here; the
-// netdev collector reads them from sysfs class/net/<netdev>/carrier_{up,down}_count instead.
+// One RTM_GETLINK dump per poll, each RTM_NEWLINK parsed here (as `ip link` reads it) into a map
+// by name. The values are those libnl-route's link cache gave before: a missing IFLA_MTU,
+// IFLA_CARRIER or statistics attribute reads as 0, a missing IFLA_CARRIER_CHANGES as unset.
+
+// The attributes read and the policy their payload must meet. The statistics structs grow with
+// the kernel: what is needed is up to tx_dropped.
+constexpr auto kLinkPolicy = MakeNlaPolicy<IFLA_MAX>({
+    {IFLA_IFNAME, NlaOfType(NLA_STRING)},
+    {IFLA_MTU, NlaOfType(NLA_U32)},
+    {IFLA_OPERSTATE, NlaOfType(NLA_U8)},
+    {IFLA_CARRIER, NlaOfType(NLA_U8)},
+    {IFLA_CARRIER_CHANGES, NlaOfType(NLA_U32)},
+    {IFLA_STATS, NlaAtLeast(offsetof(rtnl_link_stats, tx_dropped) + sizeof(uint32_t))},
+    {IFLA_STATS64, NlaAtLeast(offsetof(rtnl_link_stats64, tx_dropped) + sizeof(uint64_t))},
+});
+
+// The error and drop counters of whichever statistics attribute the kernel sent (64-bit ones
+// preferred), 0 without either.
+template <typename Stats>
+void SetCounters(const Stats& stats, NetdevState* out) {
+  out->rx_errors = stats.rx_errors;
+  out->tx_errors = stats.tx_errors;
+  out->rx_dropped = stats.rx_dropped;
+  out->tx_dropped = stats.tx_dropped;
+}
+
+}  // namespace
+
+int ParseLinkReply(const nlmsghdr* hdr, std::string* name, NetdevState* out) {
+  *out = NetdevState{};
+  NlaTable<IFLA_MAX> tb;
+  if (ParseNlaMessage(hdr, sizeof(ifinfomsg), kLinkPolicy, &tb) != 0) return EBADMSG;
+  auto ifname = NlaString(tb[IFLA_IFNAME]);
+  if (!ifname) return ENOENT;
+  *name = std::move(*ifname);
+  const auto* info = static_cast<const ifinfomsg*>(nlmsg_data(hdr));
+  out->admin_up = (info->ifi_flags & IFF_UP) != 0;
+  out->oper_up = NlaU8(tb[IFLA_OPERSTATE]).value_or(IF_OPER_UNKNOWN) == IF_OPER_UP;
+  out->carrier = NlaU8(tb[IFLA_CARRIER]).value_or(0) != 0;
+  out->mtu = NlaU32(tb[IFLA_MTU]).value_or(0);
+  if (auto changes = NlaU32(tb[IFLA_CARRIER_CHANGES])) out->carrier_changes = *changes;
+  if (tb[IFLA_STATS64] != nullptr) {
+    SetCounters(NlaStruct<rtnl_link_stats64>(tb[IFLA_STATS64]), out);
+  } else if (tb[IFLA_STATS] != nullptr) {
+    SetCounters(NlaStruct<rtnl_link_stats>(tb[IFLA_STATS]), out);
+  } else {
+    SetCounters(rtnl_link_stats64{}, out);
+  }
+  return 0;
+}
+
+namespace {
+
 class NetdevNetlinkReader : public NetdevReader {
  public:
-  ~NetdevNetlinkReader() override {
-    if (cache_ != nullptr) nl_cache_free(cache_);
-    if (sock_ != nullptr) nl_socket_free(sock_);
-  }
-
-  // One RTM_GETLINK dump for all netdevs. The socket and the cache are created on first use, in
-  // the network namespace of the calling thread then.
+  // One RTM_GETLINK dump for all netdevs. The socket is opened on first use, in the network
+  // namespace of the calling thread then.
   void BeginPoll() override { refresh_error_ = Refresh(); }
 
-  int Read(const std::string& netdev, NetdevState* out) override {
+  [[nodiscard]] int Read(const std::string& netdev, NetdevState* out) override {
     *out = NetdevState{};
-    if (cache_ == nullptr && refresh_error_ == 0) refresh_error_ = Refresh();  // no BeginPoll yet
+    if (!loaded_ && refresh_error_ == 0) refresh_error_ = Refresh();  // no BeginPoll yet
     if (refresh_error_ != 0) return refresh_error_;
-    rtnl_link* link = rtnl_link_get_by_name(cache_, netdev.c_str());
-    if (link == nullptr) return ENODEV;
-    out->admin_up = (rtnl_link_get_flags(link) & IFF_UP) != 0;
-    out->oper_up = rtnl_link_get_operstate(link) == IF_OPER_UP;
-    out->carrier = rtnl_link_get_carrier(link) != 0;
-    out->mtu = rtnl_link_get_mtu(link);
-    uint32_t changes = 0;
-    if (rtnl_link_get_carrier_changes(link, &changes) == 0) out->carrier_changes = changes;
-    out->rx_errors = rtnl_link_get_stat(link, RTNL_LINK_RX_ERRORS);
-    out->tx_errors = rtnl_link_get_stat(link, RTNL_LINK_TX_ERRORS);
-    out->rx_dropped = rtnl_link_get_stat(link, RTNL_LINK_RX_DROPPED);
-    out->tx_dropped = rtnl_link_get_stat(link, RTNL_LINK_TX_DROPPED);
-    rtnl_link_put(link);
+    auto it = links_.find(netdev);
+    if (it == links_.end()) return ENODEV;
+    *out = it->second;
     return 0;
   }
 
  private:
-  int Refresh() {
-    if (sock_ == nullptr) {
-      sock_ = nl_socket_alloc();
-      if (sock_ == nullptr) return ENOMEM;
-      int err = nl_connect(sock_, NETLINK_ROUTE);
-      if (err < 0) {
-        nl_socket_free(sock_);
-        sock_ = nullptr;
-        return NlErrno(err);
-      }
-    }
-    int err = cache_ == nullptr ? rtnl_link_alloc_cache(sock_, AF_UNSPEC, &cache_)
-                                : nl_cache_refill(sock_, cache_);
-    if (err < 0) {
-      // Start over with a new socket and cache next time (the dump may have been cut short).
-      if (cache_ != nullptr) nl_cache_free(cache_);
-      cache_ = nullptr;
-      nl_socket_free(sock_);
-      sock_ = nullptr;
-      return NlErrno(err);
-    }
-    return 0;
+  [[nodiscard]] int Refresh() {
+    std::unordered_map<std::string, NetdevState> links;
+    int err = RetryInterruptedDump([&] {
+      links.clear();
+      NlMsgPtr msg = NewNetlinkRequest(RTM_GETLINK, NLM_F_DUMP);
+      if (msg == nullptr) return ENOMEM;
+      ifinfomsg header{};
+      header.ifi_family = AF_UNSPEC;
+      int put = nlmsg_append(msg.get(), &header, sizeof(header), NLMSG_ALIGNTO);
+      if (put < 0) return NlErrno(put);
+      return channel_.Transact(msg.get(), RTM_NEWLINK, [&](const nlmsghdr* hdr) {
+        std::string name;
+        NetdevState state;
+        int parsed = ParseLinkReply(hdr, &name, &state);
+        if (parsed == 0) links.insert_or_assign(std::move(name), state);
+        return parsed == ENOENT ? 0 : parsed;
+      });
+    });
+    // A failed dump leaves no links: every Read reports its error until the next poll.
+    loaded_ = err == 0;
+    links_ = loaded_ ? std::move(links) : decltype(links_){};
+    return err;
   }
 
-  nl_sock* sock_ = nullptr;
-  nl_cache* cache_ = nullptr;
+  NetlinkChannel channel_{NETLINK_ROUTE};
+  std::unordered_map<std::string, NetdevState> links_;
+  bool loaded_ = false;
   int refresh_error_ = 0;
 };
 
@@ -91,7 +129,7 @@ class NetdevSysfsReader : public NetdevReader {
  public:
   explicit NetdevSysfsReader(SysfsReader& sysfs) : sysfs_(sysfs) {}
 
-  int Read(const std::string& netdev, NetdevState* out) override {
+  [[nodiscard]] int Read(const std::string& netdev, NetdevState* out) override {
     *out = NetdevState{};
     if (netdev.empty() || netdev.find('/') != std::string::npos) return ENODEV;
     const std::string dir = JoinPath("class/net", netdev);

@@ -14,16 +14,16 @@ namespace rdma_exporter {
 
 // RDMA_NLDEV_CMD_GET (one device of a dump): its name and index. Returns 0, or ENOENT for a
 // message without both (skipped by the caller), or EBADMSG.
-int ParseRdmaDevGetReply(const nlmsghdr* hdr, std::string* name, uint32_t* index);
+[[nodiscard]] int ParseRdmaDevGetReply(const nlmsghdr* hdr, std::string* name, uint32_t* index);
 
 // RDMA_NLDEV_CMD_RES_GET: the RES_SUMMARY entries (name -> current count) of `device`. Returns 0,
 // ENODEV when the reply names another device (the index was reused), or EBADMSG.
-int ParseRdmaResGetReply(const nlmsghdr* hdr, const std::string& device,
-                         std::map<std::string, uint64_t>* counts);
+[[nodiscard]] int ParseRdmaResGetReply(const nlmsghdr* hdr, const std::string& device,
+                                       std::map<std::string, uint64_t>* counts);
 
 // RDMA_NLDEV_CMD_STAT_GET (no STAT_RES): every STAT_HWCOUNTERS entry (name, value) of `device`,
 // in message order, appended to *out. Returns 0, ENODEV (another device) or EBADMSG.
-int ParseRdmaStatGetReply(const nlmsghdr* hdr, const std::string& device,
-                          std::vector<std::pair<std::string, uint64_t>>* out);
+[[nodiscard]] int ParseRdmaStatGetReply(const nlmsghdr* hdr, const std::string& device,
+                                        std::vector<std::pair<std::string, uint64_t>>* out);
 
 }  // namespace rdma_exporter

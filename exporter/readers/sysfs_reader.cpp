@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <memory>
 
 #include "rdma_exporter/logging.h"
 
@@ -18,6 +19,10 @@ namespace {
 constexpr size_t kMaxFileSize = 64 * 1024;
 constexpr rlim_t kReservedFds = 512;
 
+struct DirCloser {
+  void operator()(DIR* dir) const noexcept { closedir(dir); }
+};
+
 // pread that retries when interrupted by a signal.
 ssize_t PreadRetrying(int fd, char* buf, size_t size, off_t offset) {
   ssize_t n;
@@ -27,7 +32,7 @@ ssize_t PreadRetrying(int fd, char* buf, size_t size, off_t offset) {
   return n;
 }
 
-int ReadAll(int fd, std::string* out) {
+[[nodiscard]] int ReadAll(int fd, std::string* out) {
   // Read into a stack buffer: resizing the string first would zero-fill a page per read.
   char buf[4096];
   out->clear();
@@ -67,17 +72,12 @@ SysfsReader::SysfsReader(std::string root) : root_(std::move(root)) {
   }
 }
 
-SysfsReader::~SysfsReader() {
-  for (auto& [path, file] : files_)
-    close(file.fd);
-}
-
 int SysfsReader::ReadCached(const std::string& path, CachedFile* file, std::string* out) {
-  if (file->fd < 0) {
-    file->fd = open(JoinPath(root_, path).c_str(), O_RDONLY | O_CLOEXEC);
-    if (file->fd < 0) return errno;
+  if (!file->fd.valid()) {
+    file->fd.reset(open(JoinPath(root_, path).c_str(), O_RDONLY | O_CLOEXEC));
+    if (!file->fd.valid()) return errno;
   }
-  return ReadAll(file->fd, out);
+  return ReadAll(file->fd.get(), out);
 }
 
 int SysfsReader::ReadFile(const std::string& path, std::string* out) {
@@ -91,12 +91,10 @@ int SysfsReader::ReadFile(const std::string& path, std::string* out) {
     int err = ReadCached(path, &it->second, out);
     // A cached descriptor of a removed-and-re-added device reads ENODEV: reopen once.
     if (err == ENODEV || err == ESTALE) {
-      close(it->second.fd);
-      it->second.fd = -1;
+      it->second.fd.reset();
       err = ReadCached(path, &it->second, out);
     }
-    if (err != 0 && it->second.fd >= 0 && err != EINVAL && err != EIO && err != EAGAIN) {
-      close(it->second.fd);
+    if (err != 0 && it->second.fd.valid() && err != EINVAL && err != EIO && err != EAGAIN) {
       files_.erase(it);
       return err;
     }
@@ -104,8 +102,8 @@ int SysfsReader::ReadFile(const std::string& path, std::string* out) {
     it->second.last_error = err;
     return err;
   }
-  int fd = open(JoinPath(root_, path).c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return errno;
+  UniqueFd fd(open(JoinPath(root_, path).c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return errno;
   if (files_.size() >= max_cached_files_) {
     // The descriptor budget is spent: this file is opened for each read instead.
     if (!fd_cache_full_) {
@@ -113,31 +111,25 @@ int SysfsReader::ReadFile(const std::string& path, std::string* out) {
               {{"cached", std::to_string(files_.size())}, {"path", path}});
       fd_cache_full_ = true;
     }
-    int err = ReadAll(fd, out);
-    close(fd);
-    return err;
+    return ReadAll(fd.get(), out);
   }
-  int err = ReadAll(fd, out);
-  if (err != 0 && err != EINVAL && err != EIO && err != EAGAIN) {
-    close(fd);
-    return err;
-  }
+  int err = ReadAll(fd.get(), out);
+  if (err != 0 && err != EINVAL && err != EIO && err != EAGAIN) return err;
   // Keep the descriptor even when the read failed with EINVAL/EIO: the kernel re-evaluates the
   // attribute on every read, so a later pread may succeed.
-  files_.emplace(path, CachedFile{fd, generation_, err, *out});
+  files_.emplace(path, CachedFile{std::move(fd), generation_, err, *out});
   return err;
 }
 
 int SysfsReader::ListDir(const std::string& path, std::vector<std::string>* names) {
   names->clear();
-  DIR* dir = opendir(JoinPath(root_, path).c_str());
+  std::unique_ptr<DIR, DirCloser> dir(opendir(JoinPath(root_, path).c_str()));
   if (dir == nullptr) return errno;
-  while (dirent* entry = readdir(dir)) {
+  while (dirent* entry = readdir(dir.get())) {
     std::string_view name = entry->d_name;
     if (name == "." || name == "..") continue;
     names->emplace_back(name);
   }
-  closedir(dir);
   std::sort(names->begin(), names->end());
   return 0;
 }
@@ -191,7 +183,6 @@ void SysfsReader::CloseUnder(std::string_view prefix) {
   });
   for (auto it = files_.begin(); it != files_.end();) {
     if (std::string_view(it->first).substr(0, prefix.size()) == prefix) {
-      close(it->second.fd);
       it = files_.erase(it);
     } else {
       ++it;
@@ -204,7 +195,6 @@ void SysfsReader::SweepUnused() {
                 [&](const auto& entry) { return entry.second.last_used < generation_; });
   for (auto it = files_.begin(); it != files_.end();) {
     if (it->second.last_used < generation_) {
-      close(it->second.fd);
       it = files_.erase(it);
     } else {
       ++it;

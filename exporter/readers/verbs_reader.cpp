@@ -3,11 +3,11 @@
 #include <infiniband/verbs.h>
 
 #include <cerrno>
-#include <fstream>
 #include <optional>
 #include <sstream>
 #include <string_view>
 
+#include "rdma_exporter/file_util.h"
 #include "rdma_exporter/kernel_readers.h"
 #include "rdma_exporter/parse.h"
 
@@ -85,7 +85,7 @@ class LibibverbsReader : public VerbsReader {
  public:
   void BeginPoll() override { devices_.Reset(); }
 
-  int ReadDevice(const std::string& device, VerbsDevice* out) override {
+  [[nodiscard]] int ReadDevice(const std::string& device, VerbsDevice* out) override {
     *out = VerbsDevice{};
     if (!devices_.loaded()) devices_.Load();
     ibv_device* dev = devices_.Find(device);
@@ -155,7 +155,8 @@ std::optional<int> ParseState(std::string_view value) {
 
 // Parses the hca_id block of `device` in `ibv_devinfo -v` output. Returns 0, ENODEV (no such
 // block) or EINVAL (a value it does not understand).
-int ParseDevinfo(const std::string& content, const std::string& device, VerbsDevice* out) {
+[[nodiscard]] int ParseDevinfo(const std::string& content, const std::string& device,
+                               VerbsDevice* out) {
   std::istringstream lines(content);
   std::string line;
   bool in_device = false, found = false;
@@ -213,14 +214,12 @@ class VerbsFixtureReader : public VerbsReader {
  public:
   explicit VerbsFixtureReader(std::string dir) : dir_(std::move(dir)) {}
 
-  int ReadDevice(const std::string& device, VerbsDevice* out) override {
+  [[nodiscard]] int ReadDevice(const std::string& device, VerbsDevice* out) override {
     *out = VerbsDevice{};
     if (device.empty() || device.find('/') != std::string::npos) return ENODEV;
-    std::ifstream in(dir_ + "/" + device);
-    if (!in) return ENODEV;
-    std::stringstream content;
-    content << in.rdbuf();
-    int err = ParseDevinfo(content.str(), device, out);
+    std::string content;
+    if (ReadWholeFile(dir_ + "/" + device, &content) != 0) return ENODEV;
+    int err = ParseDevinfo(content, device, out);
     if (err != 0) *out = VerbsDevice{};
     return err;
   }

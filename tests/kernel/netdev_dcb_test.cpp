@@ -195,6 +195,39 @@ TEST(NetdevNetlinkReader, AgreesWithSysfsReaderAndIpLinkCounters) {
   EXPECT_EQ(nl.tx_dropped, JsonStat(out, "tx", "dropped")) << out;
 }
 
+// A dump of 300 links spans many receives (each RTM_NEWLINK is over a kilobyte): every
+// link of every part is read, and the next poll sees links that went away gone.
+TEST(NetdevNetlinkReader, DumpSpanningManyReceivesHasEveryLink) {
+  RDMA_REQUIRE_ROOT();
+  NetnsWithVeth ns;
+  ASSERT_TRUE(ns.ok());
+  constexpr int kLinks = 150;  // veth pairs (no dummy module in every test kernel)
+  std::string out;
+  ASSERT_EQ(ns.Exec("sh -c 'for i in $(seq 0 " + std::to_string(kLinks - 1) +
+                        "); do echo link add rdd$i mtu $((1000 + i)) type veth peer name rde$i; "
+                        "done | ip -b -'",
+                    &out),
+            0)
+      << out;
+  ASSERT_EQ(ns.Ip("link set rdd7 up"), 0);
+  ns.Enter();
+  auto reader = MakeNetdevNetlinkReader();
+  reader->BeginPoll();
+  for (int i = 0; i < kLinks; ++i) {
+    NetdevState state;
+    ASSERT_EQ(reader->Read("rdd" + std::to_string(i), &state), 0) << i;
+    EXPECT_EQ(state.mtu, static_cast<uint32_t>(1000 + i));
+    EXPECT_EQ(state.admin_up, i == 7);
+    ASSERT_EQ(reader->Read("rde" + std::to_string(i), &state), 0) << i;
+  }
+  ASSERT_EQ(ns.Ip("link del rdd7"), 0);  // and its peer rde7
+  reader->BeginPoll();
+  NetdevState state;
+  EXPECT_EQ(reader->Read("rdd7", &state), ENODEV);
+  EXPECT_EQ(reader->Read("rde7", &state), ENODEV);
+  EXPECT_EQ(reader->Read("rdd8", &state), 0);
+}
+
 TEST(DcbNetlinkReader, VethHasNoDcbAndAMissingNetdevIsNoDevice) {
   RDMA_REQUIRE_ROOT();
   NetnsWithVeth ns;

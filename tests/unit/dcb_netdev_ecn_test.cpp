@@ -17,6 +17,7 @@
 #include "collectors/ecn.h"
 #include "collectors/netdev.h"
 #include "rdma_exporter/collector.h"
+#include "rdma_exporter/file_util.h"
 #include "rdma_exporter/inventory.h"
 #include "rdma_exporter/kernel_readers.h"
 #include "test_util.h"
@@ -41,8 +42,9 @@ void CopyTree(const std::string& from, const TempDir& to) {
 }
 
 std::string ReadText(const std::string& path) {
-  std::ifstream in(path);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string text;
+  EXPECT_EQ(ReadWholeFile(path, &text), 0) << path;
+  return text;
 }
 
 // Like RunCollector, with kernel readers in the context.

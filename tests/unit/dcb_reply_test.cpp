@@ -10,16 +10,17 @@
 #include <memory>
 
 #include "exporter/readers/dcb_reader.h"
+#include "exporter/readers/netlink_util.h"
 
 namespace rdma_exporter {
 namespace {
 
-using MsgPtr = std::unique_ptr<nl_msg, decltype(&nlmsg_free)>;
+using MsgPtr = NlMsgPtr;
 
 // A reply with PFC enabled on `pfc_en` and DSCP APP entries dscp -> prio (prio = dscp >> 3) for
 // the DSCP values in [0, dscp_count), plus one Ethertype entry (RoCE v1's 0x8915) to be ignored.
 MsgPtr Reply(uint8_t pfc_en, int dscp_count) {
-  MsgPtr msg(nlmsg_alloc_simple(RTM_GETDCB, 0), &nlmsg_free);
+  MsgPtr msg(nlmsg_alloc_simple(RTM_GETDCB, 0));
   dcbmsg hdr{};
   hdr.dcb_family = AF_UNSPEC;
   hdr.cmd = DCB_CMD_IEEE_GET;
@@ -71,7 +72,7 @@ TEST(DcbReply, PcpTrustReplyHasNoDscpEntries) {
 }
 
 TEST(DcbReply, ReplyWithoutIeeeNestIsSupportedButUnknown) {
-  MsgPtr msg(nlmsg_alloc_simple(RTM_GETDCB, 0), &nlmsg_free);
+  MsgPtr msg(nlmsg_alloc_simple(RTM_GETDCB, 0));
   dcbmsg hdr{};
   hdr.cmd = DCB_CMD_IEEE_GET;
   nlmsg_append(msg.get(), &hdr, sizeof(hdr), NLMSG_ALIGNTO);
@@ -82,8 +83,27 @@ TEST(DcbReply, ReplyWithoutIeeeNestIsSupportedButUnknown) {
   EXPECT_FALSE(config.pfc_known);
 }
 
+TEST(DcbReply, EmptyAppTableIsNoDscpEntries) {
+  // PCP trust with no APP entry at all: mlx5 still sends the (empty) table nest.
+  MsgPtr msg(nlmsg_alloc_simple(RTM_GETDCB, 0));
+  dcbmsg hdr{};
+  hdr.cmd = DCB_CMD_IEEE_GET;
+  nlmsg_append(msg.get(), &hdr, sizeof(hdr), NLMSG_ALIGNTO);
+  nlattr* ieee = nla_nest_start(msg.get(), DCB_ATTR_IEEE);
+  ieee_pfc pfc{};
+  pfc.pfc_en = 1 << 3;
+  nla_put(msg.get(), DCB_ATTR_IEEE_PFC, sizeof(pfc), &pfc);
+  nla_nest_end_keep_empty(msg.get(), nla_nest_start(msg.get(), DCB_ATTR_IEEE_APP_TABLE));
+  nla_nest_end(msg.get(), ieee);
+  DcbConfig config;
+  ASSERT_EQ(ParseDcbReply(nlmsg_hdr(msg.get()), &config), 0);
+  EXPECT_TRUE(config.pfc_known);
+  EXPECT_EQ(config.pfc_enabled, 1 << 3);
+  EXPECT_EQ(config.dscp_entries, 0);
+}
+
 TEST(DcbReply, TruncatedPfcAttributeIsRejected) {
-  MsgPtr msg(nlmsg_alloc_simple(RTM_GETDCB, 0), &nlmsg_free);
+  MsgPtr msg(nlmsg_alloc_simple(RTM_GETDCB, 0));
   dcbmsg hdr{};
   nlmsg_append(msg.get(), &hdr, sizeof(hdr), NLMSG_ALIGNTO);
   nlattr* ieee = nla_nest_start(msg.get(), DCB_ATTR_IEEE);

@@ -10,16 +10,17 @@
 #include <cerrno>
 #include <memory>
 
+#include "exporter/readers/netlink_util.h"
 #include "exporter/readers/rdma_netlink_reader.h"
 
 namespace rdma_exporter {
 namespace {
 
-using MsgPtr = std::unique_ptr<nl_msg, decltype(&nlmsg_free)>;
+using MsgPtr = NlMsgPtr;
 using Counters = std::vector<std::pair<std::string, uint64_t>>;
 
 MsgPtr Message(int cmd) {
-  return MsgPtr(nlmsg_alloc_simple(RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, cmd), 0), &nlmsg_free);
+  return MsgPtr(nlmsg_alloc_simple(RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, cmd), 0));
 }
 
 void PutDevice(nl_msg* msg, uint32_t index, const char* name) {

@@ -226,13 +226,13 @@ TEST(PerPollDcbCache, QueriesEachNetdevOncePerPoll) {
   PerPollDcbCache cache(std::move(counting));
   DcbConfig out;
   cache.BeginPoll();
-  cache.Read("a", &out);
-  cache.Read("a", &out);
-  cache.Read("b", &out);
+  EXPECT_EQ(cache.Read("a", &out), 0);
+  EXPECT_EQ(cache.Read("a", &out), 0);
+  EXPECT_EQ(cache.Read("b", &out), 0);
   EXPECT_EQ(raw->calls, 2);
   EXPECT_TRUE(out.supported);
   cache.BeginPoll();
-  cache.Read("a", &out);
+  EXPECT_EQ(cache.Read("a", &out), 0);
   EXPECT_EQ(raw->calls, 3);
 }
 

@@ -83,11 +83,11 @@ TEST(SysfsReader, SweepClosesFilesNotReadSinceLastSweep) {
   dir.Write("y", "2");
   SysfsReader reader(dir.path());
   std::string out;
-  reader.ReadFile("x", &out);
-  reader.ReadFile("y", &out);
+  ASSERT_EQ(reader.ReadFile("x", &out), 0);
+  ASSERT_EQ(reader.ReadFile("y", &out), 0);
   reader.SweepUnused();  // both used in this generation
   EXPECT_EQ(reader.cached_files(), 2u);
-  reader.ReadFile("x", &out);
+  ASSERT_EQ(reader.ReadFile("x", &out), 0);
   reader.SweepUnused();  // y not read since the last sweep
   EXPECT_EQ(reader.cached_files(), 1u);
 }
@@ -112,8 +112,8 @@ TEST(SysfsReader, CloseUnderDropsOneDevicesFiles) {
   dir.Write("class/infiniband/mlx5_01/a", "1");
   SysfsReader reader(dir.path());
   std::string out;
-  reader.ReadFile("class/infiniband/mlx5_0/a", &out);
-  reader.ReadFile("class/infiniband/mlx5_01/a", &out);
+  ASSERT_EQ(reader.ReadFile("class/infiniband/mlx5_0/a", &out), 0);
+  ASSERT_EQ(reader.ReadFile("class/infiniband/mlx5_01/a", &out), 0);
   reader.CloseUnder("class/infiniband/mlx5_0/");
   EXPECT_EQ(reader.cached_files(), 1u);
 }

@@ -43,7 +43,7 @@ class EthtoolReader {
   virtual ~EthtoolReader() = default;
   // All ETH_SS_STATS statistics of a netdev. Returns 0 or an errno value (ENODEV: no such
   // netdev, EOPNOTSUPP: no statistics).
-  virtual int ReadStats(const std::string& netdev, EthtoolStats* out) = 0;
+  [[nodiscard]] virtual int ReadStats(const std::string& netdev, EthtoolStats* out) = 0;
 };
 
 struct DcbConfig {
@@ -63,7 +63,7 @@ class DcbReader {
   // Called once at the start of each poll.
   virtual void BeginPoll() {}
   // Returns 0 (with out->supported false for EOPNOTSUPP) or an errno value.
-  virtual int Read(const std::string& netdev, DcbConfig* out) = 0;
+  [[nodiscard]] virtual int Read(const std::string& netdev, DcbConfig* out) = 0;
 };
 
 // Remembers each netdev's DCB reply for the rest of a poll: the dcb and roce_config collectors
@@ -75,7 +75,7 @@ class PerPollDcbCache : public DcbReader {
     replies_.clear();
     inner_->BeginPoll();
   }
-  int Read(const std::string& netdev, DcbConfig* out) override;
+  [[nodiscard]] int Read(const std::string& netdev, DcbConfig* out) override;
 
  private:
   std::unique_ptr<DcbReader> inner_;
@@ -97,7 +97,7 @@ class NetdevReader {
   // Called once at the start of each poll (the rtnetlink reader dumps all links once here).
   virtual void BeginPoll() {}
   // Returns 0 or an errno value (ENODEV: no such netdev).
-  virtual int Read(const std::string& netdev, NetdevState* out) = 0;
+  [[nodiscard]] virtual int Read(const std::string& netdev, NetdevState* out) = 0;
 };
 
 // One port as ibv_query_port reports it.
@@ -122,7 +122,7 @@ class VerbsReader {
   virtual void BeginPoll() {}
   // Returns 0 or an errno value (ENODEV: no such verbs device; EACCES/ENOENT: the uverbs
   // character device cannot be opened).
-  virtual int ReadDevice(const std::string& device, VerbsDevice* out) = 0;
+  [[nodiscard]] virtual int ReadDevice(const std::string& device, VerbsDevice* out) = 0;
 };
 
 // Remembers each device's reply for the rest of a poll: the verbs and roce_config collectors
@@ -134,7 +134,7 @@ class PerPollVerbsCache : public VerbsReader {
     replies_.clear();
     inner_->BeginPoll();
   }
-  int ReadDevice(const std::string& device, VerbsDevice* out) override;
+  [[nodiscard]] int ReadDevice(const std::string& device, VerbsDevice* out) override;
 
  private:
   std::unique_ptr<VerbsReader> inner_;
@@ -149,11 +149,12 @@ class RdmaNetlinkReader {
   virtual void BeginPoll() {}
   // The resource summary of a device (RDMA_NLDEV_CMD_RES_GET): name ("pd", "cq", "qp", "cm_id",
   // "mr", "ctx", "srq") -> current count. Returns 0 or an errno value (ENODEV: unknown device).
-  virtual int ReadResources(const std::string& device, std::map<std::string, uint64_t>* counts) = 0;
+  [[nodiscard]] virtual int ReadResources(const std::string& device,
+                                          std::map<std::string, uint64_t>* counts) = 0;
   // Every hw counter of a port, including enabled optional ones (RDMA_NLDEV_CMD_STAT_GET), in
   // kernel order. Returns 0 or an errno value (ENODEV: unknown device or port).
-  virtual int ReadHwCounters(const std::string& device, unsigned port,
-                             std::vector<std::pair<std::string, uint64_t>>* out) = 0;
+  [[nodiscard]] virtual int ReadHwCounters(const std::string& device, unsigned port,
+                                           std::vector<std::pair<std::string, uint64_t>>* out) = 0;
 };
 
 struct KernelReaders {

@@ -12,12 +12,14 @@
 #include <unordered_map>
 #include <vector>
 
+#include "rdma_exporter/unique_fd.h"
+
 namespace rdma_exporter {
 
 class SysfsReader {
  public:
   explicit SysfsReader(std::string root);
-  virtual ~SysfsReader();
+  virtual ~SysfsReader() = default;
   SysfsReader(const SysfsReader&) = delete;
   SysfsReader& operator=(const SysfsReader&) = delete;
 
@@ -28,21 +30,21 @@ class SysfsReader {
   // re-added) is reopened once. Within one poll (between two SweepUnused calls) a file is read
   // from the kernel once: later calls return the same content, so discovery and collectors
   // that need the same file (gids/0, gid_attrs/ndevs/0) do not cost a second read.
-  virtual int ReadFile(const std::string& path, std::string* out);
+  [[nodiscard]] virtual int ReadFile(const std::string& path, std::string* out);
   // Sorted entry names of a directory, without "." and "..". Returns 0 or an errno value.
-  virtual int ListDir(const std::string& path, std::vector<std::string>* names);
+  [[nodiscard]] virtual int ListDir(const std::string& path, std::vector<std::string>* names);
   // ListDir for an attribute directory of a registered port or device (counters/, hw_counters/,
   // gids/): the kernel creates its entries when the object registers and never changes them
   // while it exists, so the listing (or its error) is cached and costs no syscall on later
   // polls. Dropped with the object's files (CloseUnder) or when not asked for in a poll
   // (SweepUnused), so a re-registered device is listed afresh.
-  int ListAttributeDir(const std::string& path, std::vector<std::string>* names);
+  [[nodiscard]] int ListAttributeDir(const std::string& path, std::vector<std::string>* names);
   // ReadLink and Exists with the same caching, for links and attributes that are fixed while the
   // device is registered (its `device` link, `device/physfn`, whether `hca_type` exists).
-  int ReadAttributeLink(const std::string& path, std::string* target);
+  [[nodiscard]] int ReadAttributeLink(const std::string& path, std::string* target);
   bool AttributeExists(const std::string& path);
   // Target of a symbolic link, as stored. Returns 0 or an errno value.
-  virtual int ReadLink(const std::string& path, std::string* target);
+  [[nodiscard]] virtual int ReadLink(const std::string& path, std::string* target);
   virtual bool Exists(const std::string& path);
 
   // Closes cached descriptors whose path starts with prefix (a device that vanished).
@@ -56,12 +58,12 @@ class SysfsReader {
 
  private:
   struct CachedFile {
-    int fd = -1;
+    UniqueFd fd;
     uint64_t last_used = 0;  // generation of the last read
     int last_error = 0;
     std::string content;  // of the read in generation last_used
   };
-  int ReadCached(const std::string& path, CachedFile* file, std::string* out);
+  [[nodiscard]] int ReadCached(const std::string& path, CachedFile* file, std::string* out);
   // A cached listing, link target or existence test; keyed by path plus a kind suffix, so
   // CloseUnder's prefix match covers all three.
   struct CachedAttribute {
