@@ -1,5 +1,7 @@
 #include "rdma_exporter/web_config.h"
 
+#include "rdma_exporter/file_util.h"
+
 #include <crypt.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
@@ -430,15 +432,13 @@ void FreeSslContext(void* ctx) {
 bool LoadWebConfig(const std::string& path, WebConfig* out, std::string* error) {
   *out = WebConfig{};
   if (path.empty()) return true;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    *error = "cannot read web config " + path + ": " + std::strerror(errno);
+  std::string text;
+  if (int err = ReadWholeFile(path, &text); err != 0) {
+    *error = "cannot read web config " + path + ": " + std::strerror(err);
     return false;
   }
-  std::ostringstream text;
-  text << in.rdbuf();
   std::string dir = std::filesystem::path(path).parent_path().string();
-  if (!ParseWebConfig(text.str(), dir, out, error)) {
+  if (!ParseWebConfig(text, dir, out, error)) {
     *error = path + ": " + *error;
     return false;
   }

@@ -11,6 +11,7 @@
 #include <iterator>
 #include <sstream>
 
+#include "rdma_exporter/file_util.h"
 #include "rdma_exporter/logging.h"
 #include "rdma_exporter/scope_exit.h"
 #include "rdma_exporter/version.h"
@@ -48,8 +49,8 @@ std::string Gzip(const std::string& data) {
 }
 
 void AddProcessMetrics(MetricSink& sink) {
-  std::ifstream stat_file("/proc/self/stat");
-  std::string stat((std::istreambuf_iterator<char>(stat_file)), std::istreambuf_iterator<char>());
+  std::string stat;
+  if (ReadWholeFile("/proc/self/stat", &stat) != 0) stat.clear();
   // Fields after the ")" that closes the command name; field 3 (state) is the first.
   size_t close = stat.rfind(')');
   if (close != std::string::npos) {
