@@ -68,6 +68,7 @@ bool PortStateCollector::Collect(const Inventory& inventory, CollectContext& ctx
                  rate->gbit_per_second * 1e9 / 8);
       sink.Gauge(metric::kPortLinkWidth, "Active link width in lanes (1, 2, 4, 8, 12).", labels,
                  rate->width);
+      if (rate->speed.empty()) continue;  // an older kernel's unnamed speed: rate and width only
       sink.Gauge("rdma_port_lane_speed_info",
                  "Active per-lane speed (SDR, DDR, QDR, FDR10, FDR, EDR, HDR, NDR, XDR) as a "
                  "label; value is always 1.",

@@ -71,7 +71,8 @@ std::optional<NumberedName> ParseNumberedName(std::string_view s) {
 }
 
 std::optional<PortRate> ParsePortRate(std::string_view s) {
-  // "<rate> Gb/sec (<width>X <speed>)"
+  // "<rate> Gb/sec (<width>X <speed>)"; kernels before the SDR name (and unknown extended
+  // speeds, e.g. from libibumad's sysfs emulation) print no speed: "10 Gb/sec (4X)".
   s = Trim(s);
   size_t space = s.find(' ');
   if (space == std::string_view::npos) return std::nullopt;
@@ -80,16 +81,22 @@ std::optional<PortRate> ParsePortRate(std::string_view s) {
   std::string_view rest = s.substr(space + 1);
   constexpr std::string_view kUnit = "Gb/sec (";
   if (rest.substr(0, kUnit.size()) != kUnit || rest.back() != ')') return std::nullopt;
-  rest = rest.substr(kUnit.size(), rest.size() - kUnit.size() - 1);  // "4X EDR"
-  size_t x = rest.find("X ");
+  rest = rest.substr(kUnit.size(), rest.size() - kUnit.size() - 1);  // "4X EDR" or "4X"
+  size_t x = rest.find('X');
   if (x == std::string_view::npos || x == 0) return std::nullopt;
   unsigned width = 0;
   auto [ptr, ec] = std::from_chars(rest.data(), rest.data() + x, width);
   if (ec != std::errc() || ptr != rest.data() + x || width == 0) return std::nullopt;
-  std::string_view speed = rest.substr(x + 2);
-  if (speed.empty()) return std::nullopt;
-  for (char c : speed) {
-    if (!((c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'))) return std::nullopt;
+  std::string_view speed;
+  if (x + 1 < rest.size()) {
+    if (rest[x + 1] != ' ') return std::nullopt;
+    speed = rest.substr(x + 2);
+    if (speed.empty()) return std::nullopt;
+    for (char c : speed) {
+      if (!((c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'))) return std::nullopt;
+    }
+  } else if (*gbit == 2.5 * width) {
+    speed = "SDR";  // the only speed those kernels left unnamed at 2.5 Gb/s per lane
   }
   return PortRate{*gbit, width, speed};
 }

@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <optional>
@@ -206,6 +207,22 @@ TEST(PortStateCollector, GarbageStateAndEmptyRateCostOnlyTheirSeries) {
   EXPECT_FALSE(Value(r.families, "rdma_port_link_width_lanes", p).has_value());
   EXPECT_EQ(CountMatching(r.families, "rdma_port_lane_speed_info", p), 0u);
   EXPECT_EQ(r.failures, 2u);
+  EXPECT_EQ(r.errors, (ErrorMap{{{"port", "malformed"}, 2}}));
+}
+
+TEST(PortStateCollector, OlderKernelRateWithoutASpeedNameKeepsRateAndWidth) {
+  // 4.x kernels printed SDR without its name ("10 Gb/sec (4X)"); it was counted as malformed and
+  // rate, width and lane speed were dropped.
+  TempDir tree;
+  CopyTree(Roce(), tree);
+  std::ofstream(tree.path() + "/class/infiniband/mlx5_0/ports/1/rate") << "10 Gb/sec (4X)\n";
+  auto r = CollectWith<PortStateCollector>(tree.path());
+  auto p = Port("mlx5_0", 1);
+  EXPECT_EQ(Value(r.families, "rdma_port_rate_bytes_per_second", p), 1.25e9);
+  EXPECT_EQ(Value(r.families, "rdma_port_link_width_lanes", p), 4);
+  EXPECT_EQ(Value(r.families, "rdma_port_lane_speed_info", PortWith("mlx5_0", 1, "speed", "SDR")),
+            1);
+  // Only mlx5_2's garbage state and empty rate are malformed.
   EXPECT_EQ(r.errors, (ErrorMap{{{"port", "malformed"}, 2}}));
 }
 

@@ -28,11 +28,12 @@ struct NumberedName {
 };
 std::optional<NumberedName> ParseNumberedName(std::string_view s);
 
-// "100 Gb/sec (4X EDR)", "2.5 Gb/sec (1X SDR)", "25 Gb/sec (1X EDR)".
+// "100 Gb/sec (4X EDR)", "2.5 Gb/sec (1X SDR)", "25 Gb/sec (1X EDR)", and the older form
+// without a speed name, "10 Gb/sec (4X)" (SDR) or "56 Gb/sec (4X)" (speed not named).
 struct PortRate {
   double gbit_per_second = 0;  // as printed
   unsigned width = 0;          // lanes
-  std::string_view speed;      // SDR, DDR, QDR, FDR10, FDR, EDR, HDR, NDR, XDR
+  std::string_view speed;      // SDR, DDR, QDR, FDR10, FDR, EDR, HDR, NDR, XDR; empty = not named
 };
 std::optional<PortRate> ParsePortRate(std::string_view s);
 
