@@ -125,7 +125,12 @@ std::map<std::string, PmaReading> ReadPmaCounters(CollectContext& ctx, const Por
     auto legacy = std::find_if(kLegacyExt.begin(), kLegacyExt.end(),
                                [&](const auto& e) { return e.first == file; });
     if (legacy != kLegacyExt.end()) {
-      readings[std::string(legacy->second)] = {*parsed, 64};
+      // The 64-bit value wins unless it is smaller than what counters/ shows (a counters_ext
+      // the port does not really fill reads 0): never export less than the kernel shows.
+      auto basic = readings.find(std::string(legacy->second));
+      if (basic == readings.end() || *parsed >= basic->second.value) {
+        readings[std::string(legacy->second)] = {*parsed, 64};
+      }
     } else {
       readings["ext_" + file] = {*parsed, 0};
     }

@@ -375,6 +375,24 @@ TEST(PortCountersCollector, LegacyCountersExtOverridesThe32BitValues) {
                    .has_value());
 }
 
+TEST(PortCountersCollector, ASmallerCountersExtValueNeverHidesTheBasicOne) {
+  // A counters_ext file reading 0 replaced a 6.8e9 counters/ value: exported as 0.
+  TempDir tree;
+  CopyTree(Ib(), tree);
+  std::string port = tree.path() + "/class/infiniband/mlx5_2/ports/1/";
+  std::ofstream(port + "counters/port_xmit_packets") << "6800000000\n";
+  std::ofstream(port + "counters_ext/port_xmit_packets_64") << "0\n";
+  std::ofstream(port + "counters/port_rcv_packets") << "4294967295\n";
+  std::ofstream(port + "counters_ext/port_rcv_packets_64") << "7000000000\n";
+  auto r = CollectWith<PortCountersCollector>(tree.path());
+  auto p = Port("mlx5_2", 1);
+  EXPECT_EQ(Value(r.families, "rdma_port_packets_transmitted_total", p), 6800000000.0);
+  EXPECT_EQ(Value(r.families, "rdma_port_packets_received_total", p), 7000000000.0);
+  // Above 32 bits the basic value is not at the all-ones value of a 32-bit width.
+  EXPECT_EQ(Value(r.families, kSaturated, PortWith("mlx5_2", 1, "counter", "port_xmit_packets")),
+            0);
+}
+
 TEST(PortCountersCollector, RxeCaptureHasNoPmaCountersAndNoErrors) {
   auto r = CollectWith<PortCountersCollector>(RxeCaptureSysfs());
   EXPECT_EQ(r.failures, 0u);
