@@ -47,13 +47,17 @@ TEST(ParsePortRate, ReadsEveryKernelRateForm) {
     unsigned width;
     const char* speed;
   } cases[] = {
-      {"100 Gb/sec (4X EDR)\n", 100, 4, "EDR"}, {"2.5 Gb/sec (1X SDR)\n", 2.5, 1, "SDR"},
-      {"56 Gb/sec (4X FDR)", 56, 4, "FDR"},     {"10 Gb/sec (1X FDR10)", 10, 1, "FDR10"},
-      {"800 Gb/sec (4X XDR)", 800, 4, "XDR"},   {"400 Gb/sec (8X HDR)", 400, 8, "HDR"},
+      {"100 Gb/sec (4X EDR)\n", 100, 4, "EDR"},
+      {"2.5 Gb/sec (1X SDR)\n", 2.5, 1, "SDR"},
+      {"56 Gb/sec (4X FDR)", 56, 4, "FDR"},
+      {"10 Gb/sec (1X FDR10)", 10, 1, "FDR10"},
+      {"800 Gb/sec (4X XDR)", 800, 4, "XDR"},
+      {"400 Gb/sec (8X HDR)", 400, 8, "HDR"},
       {"300 Gb/sec (12X EDR)", 300, 12, "EDR"},
       // Kernels before the SDR name (4.x) printed none for SDR; libibumad's sysfs emulation
       // prints none for a speed it does not know.
-      {"10 Gb/sec (4X)\n", 10, 4, "SDR"},      {"2.5 Gb/sec (1X)", 2.5, 1, "SDR"},
+      {"10 Gb/sec (4X)\n", 10, 4, "SDR"},
+      {"2.5 Gb/sec (1X)", 2.5, 1, "SDR"},
       {"56 Gb/sec (4X)", 56, 4, ""},
   };
   for (const auto& c : cases) {
