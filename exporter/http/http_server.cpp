@@ -92,6 +92,7 @@ std::string LabelValue(const prometheus::ClientMetric& m, std::string_view name)
 std::string RenderLandingPage(const Snapshot* snapshot, const std::string& telemetry_path) {
   struct Row {
     std::string link_layer, netdev, state, phys, rate, fw, pci;
+    bool active = false;  // from the state number, not its display name
   };
   std::map<std::pair<std::string, int>, Row> rows;
   std::map<std::string, std::pair<std::string, std::string>> devices;  // fw, pci
@@ -112,6 +113,7 @@ std::string RenderLandingPage(const Snapshot* snapshot, const std::string& telem
           rows[key].netdev = LabelValue(m, "netdev");
         } else if (family.name == metric::kPortState) {
           rows[key].state = PortStateName(m.gauge.value);
+          rows[key].active = m.gauge.value == static_cast<double>(PortState::kActive);
         } else if (family.name == metric::kPortPhysicalState) {
           rows[key].phys = PhysStateName(m.gauge.value);
         } else if (family.name == metric::kPortRate) {
@@ -139,8 +141,7 @@ std::string RenderLandingPage(const Snapshot* snapshot, const std::string& telem
            "<th>PCI</th></tr>\n";
     for (const auto& [key, row] : rows) {
       const auto& dev = devices[key.first];
-      const char* cls =
-          row.state == PortStateName(static_cast<int>(PortState::kActive)) ? "up" : "down";
+      const char* cls = row.active ? "up" : "down";
       out << "<tr><td>" << Html(key.first) << "</td><td>" << key.second << "</td><td>"
           << Html(row.link_layer) << "</td><td class=\"" << cls << "\">" << Html(row.state)
           << "</td><td>" << Html(row.phys) << "</td><td>" << Html(row.rate) << "</td><td>"
