@@ -2,11 +2,9 @@
 
 #include <gtest/gtest.h>
 
-#include <filesystem>
 #include <fstream>
 #include <sstream>
 
-namespace fs = std::filesystem;
 
 namespace rdma_exporter::testing {
 
@@ -15,14 +13,10 @@ std::string RealCaptureDir(const std::string& capture) {
 }
 
 std::vector<std::string> CapturePathFlags(const std::string& capture_dir) {
-  std::vector<std::string> flags = {"--path.sysfs=" + capture_dir + "/sys"};
-  for (const char* dir : {"ethtool", "dcb", "verbs", "rdma"}) {
-    if (fs::is_directory(capture_dir + "/" + dir)) {
-      flags.push_back("--path.fixtures=" + capture_dir);
-      break;
-    }
-  }
-  return flags;
+  // Always fixture mode, even for a capture without ethtool/ dcb/ verbs/ rdma/ files: the
+  // exporter then reads netdev state from the capture's sysfs tree and has no verbs or RDMA
+  // netlink reader, so nothing of the host running the test leaks into the scrape.
+  return {"--path.sysfs=" + capture_dir + "/sys", "--path.fixtures=" + capture_dir};
 }
 
 CaptureExporter::CaptureExporter(const std::string& capture_dir,

@@ -17,7 +17,7 @@ namespace rdma_exporter::testing {
 std::string RealCaptureDir(const std::string& capture);
 
 // The exporter flags that point at a capture: --path.sysfs=<dir>/sys, plus
-// --path.fixtures=<dir> when the capture has ethtool/, dcb/, verbs/ or rdma/ files.
+// --path.fixtures=<dir> (fixture mode always: no host data in the scrape).
 std::vector<std::string> CapturePathFlags(const std::string& capture_dir);
 
 // rdma_exporter serving a capture on a free 127.0.0.1 port, polled once (--poll-interval=0)
