@@ -5,7 +5,6 @@
 #include <fstream>
 #include <sstream>
 
-
 namespace rdma_exporter::testing {
 
 std::string RealCaptureDir(const std::string& capture) {
