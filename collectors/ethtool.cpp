@@ -22,7 +22,9 @@ struct Family {
   Type type;
 };
 
-// Meanings and units from the mlx5 counters documentation and en_stats.c (reference §3.1).
+// Meanings and units from the drivers' documentation and sources: mlx5 counters.rst and
+// en_stats.c, ice_ethtool.c, bnxt_ethtool.c (reference §3.1). HELP texts name the ethtool stat of
+// each driver feeding the family.
 enum FamilyId : size_t {
   kPfcPauseFrames,
   kPfcPauseDuration,
@@ -45,19 +47,27 @@ enum FamilyId : size_t {
   kNicOutOfBuffer,
   kPcieOutboundStalled,
   kPcieOutboundStalledEvents,
+  kPhyLaneErrors,
+  kPhyTransmitDiscards,
+  kPhyPauseControlFrames,
+  kPcieSignalIntegrity,
+  kModuleEvents,
+  kRoceVportBytes,
+  kRoceVportPackets,
   kFamilyCount,
 };
 
 constexpr std::array<Family, kFamilyCount> kFamilies = {{
-    {"rdma_pfc_pause_frames_total",
+    {metric::kPfcPauseFrames,
      "PFC pause frames on the priority: rx = received from the link partner (it asked this port "
      "to stop sending), tx = sent by this NIC (its receive buffer for the priority was filling). "
-     "Only priorities with PFC enabled have series (ethtool rx/tx_prio<p>_pause).",
+     "mlx5 rx/tx_prio<p>_pause (only priorities with PFC enabled have series); ice "
+     "rx/tx_priority_<p>_xon.nic + _xoff.nic (their sum); bnxt_en rx/tx_pfc_ena_frames_pri<p>.",
      Type::kCounter},
     {metric::kPfcPauseDuration,
      "Time the priority spent paused by PFC, in seconds: rx = this port was held off by the link "
-     "partner, tx = this NIC held the partner off (ethtool rx/tx_prio<p>_pause_duration, "
-     "microseconds).",
+     "partner, tx = this NIC held the partner off (mlx5 rx/tx_prio<p>_pause_duration, bnxt_en "
+     "pfc_pri<p>_rx/tx_duration_us; microseconds).",
      Type::kCounter},
     {"rdma_pfc_pause_transitions_total",
      "Received PFC pause XOFF to XON transitions on the priority (ethtool "
@@ -77,9 +87,9 @@ constexpr std::array<Family, kFamilyCount> kFamilies = {{
      "rx/tx_prio<p>_packets).",
      Type::kCounter},
     {metric::kPriorityDiscards,
-     "Received packets of the priority discarded by the NIC: buffer = lack of per-host receive "
-     "buffer (rx_prio<p>_buf_discard, indexed by traffic class), congestion = per-host "
-     "congestion, WRED (rx_prio<p>_cong_discard), other = lack of port receive buffers "
+     "Received packets of the priority discarded by the NIC: host_buffer = lack of per-host "
+     "receive buffer (rx_prio<p>_buf_discard, indexed by traffic class), congestion = per-host "
+     "congestion, WRED (rx_prio<p>_cong_discard), port_buffer = lack of port receive buffers "
      "(rx_prio<p>_discards).",
      Type::kCounter},
     {"rdma_priority_ecn_marked_packets_total",
@@ -87,8 +97,9 @@ constexpr std::array<Family, kFamilyCount> kFamilies = {{
      "rx_prio<p>_marked).",
      Type::kCounter},
     {"rdma_global_pause_frames_total",
-     "IEEE 802.3x global pause frames received (rx) or sent (tx); only while global pause is "
-     "enabled (ethtool rx/tx_global_pause).",
+     "IEEE 802.3x global pause frames received (rx) or sent (tx): mlx5 rx/tx_global_pause (only "
+     "while global pause is enabled); ice link_xon_rx.nic + link_xoff_rx.nic (tx: _tx; their "
+     "sum); bnxt_en rx/tx_pause_frames.",
      Type::kCounter},
     {"rdma_global_pause_duration_seconds_total",
      "Time spent paused by 802.3x global pause, in seconds: rx = this port did not send, tx = "
@@ -139,6 +150,38 @@ constexpr std::array<Family, kFamilyCount> kFamilies = {{
      "Seconds in which the outbound PCIe read (read) or write (write) stall exceeded 30% (ethtool "
      "outbound_pci_stalled_rd/wr_events).",
      Type::kCounter},
+    {metric::kPhyLaneErrors,
+     "Raw physical errors on the lane, counted before FEC correction; one lane far above the "
+     "others = a failing optic, cable or connector lane (ethtool rx_err_lane_<N>_phy).",
+     Type::kCounter},
+    {"rdma_phy_transmit_discards_total",
+     "Packets discarded on transmission although no error was detected: link down, head-of-line "
+     "drop, pause from the network (ethtool tx_discards_phy).",
+     Type::kCounter},
+    {"rdma_phy_pause_control_frames_total",
+     "Link-layer pause MAC control frames received (rx; the network asked this port to stop) or "
+     "transmitted (tx; this NIC could not absorb the traffic) at the physical port (ethtool "
+     "rx/tx_pause_ctrl_phy).",
+     Type::kCounter},
+    {metric::kPcieSignalIntegrity,
+     "PCIe physical-layer signal integrity errors: rx = transitions to recovery due to framing "
+     "and CRC (DLLP/TLP) errors, tx = transitions to recovery initiated by the other side; rising "
+     "= try another slot, current firmware and BIOS (ethtool rx/tx_pci_signal_integrity).",
+     Type::kCounter},
+    {metric::kModuleEvents,
+     "Transceiver module events since the driver loaded: unplug = module ejected, bus_stuck = "
+     "I2C bus (data or clock) short-wire detected, high_temperature = module too hot, "
+     "bad_shorted = module cable shorted (ethtool module_unplug, module_bus_stuck, "
+     "module_high_temp, module_bad_shorted).",
+     Type::kCounter},
+    {"rdma_roce_vport_bytes_total",
+     "RDMA (RoCE, UD and RC) bytes received (rx) or transmitted (tx) by the vport, unicast or "
+     "multicast (ethtool rx/tx_vport_rdma_unicast/multicast_bytes).",
+     Type::kCounter},
+    {"rdma_roce_vport_packets_total",
+     "RDMA (RoCE, UD and RC) packets received (rx) or transmitted (tx) by the vport, unicast or "
+     "multicast (ethtool rx/tx_vport_rdma_unicast/multicast_packets).",
+     Type::kCounter},
 }};
 
 struct Mapping {
@@ -146,6 +189,10 @@ struct Mapping {
   Labels extra;
   double scale = 1.0;
   bool wraps32 = false;  // rx_out_of_buffer
+  // Several stats feed one series (ice counts PFC XON and XOFF frames apart): summed.
+  bool summed = false;
+  // A per-priority series exported only for priorities in use (see Export).
+  bool needs_active_priority = false;
 };
 
 constexpr double kMicroseconds = 1e-6;
@@ -170,80 +217,189 @@ bool SplitPriority(std::string_view name, std::string* direction, std::string* p
   return true;
 }
 
-std::optional<Mapping> MapStat(std::string_view name) {
+// mlx5's rx/tx_prio<p>_* names.
+std::optional<Mapping> MapMlx5PriorityStat(std::string_view name) {
   std::string direction, priority;
   std::string_view rest;
-  if (SplitPriority(name, &direction, &priority, &rest)) {
-    bool rx = direction == "rx";
-    if (rest == "pause") {
-      return Mapping{kPfcPauseFrames, {{"direction", direction}, {"priority", priority}}};
-    }
-    if (rest == "pause_duration") {
-      return Mapping{
-          kPfcPauseDuration, {{"direction", direction}, {"priority", priority}}, kMicroseconds};
-    }
-    if (rest == "bytes") {
-      return Mapping{kPriorityBytes, {{"direction", direction}, {"priority", priority}}};
-    }
-    if (rest == "packets") {
-      return Mapping{kPriorityPackets, {{"direction", direction}, {"priority", priority}}};
-    }
-    if (!rx) return std::nullopt;
-    if (rest == "pause_transition") return Mapping{kPfcPauseTransitions, {{"priority", priority}}};
-    if (rest == "buf_discard") {
-      return Mapping{kPriorityDiscards, {{"reason", "buffer"}, {"priority", priority}}};
-    }
-    if (rest == "cong_discard") {
-      return Mapping{kPriorityDiscards, {{"reason", "congestion"}, {"priority", priority}}};
-    }
-    if (rest == "discards") {
-      return Mapping{kPriorityDiscards, {{"reason", "other"}, {"priority", priority}}};
-    }
-    if (rest == "marked") return Mapping{kPriorityEcnMarked, {{"priority", priority}}};
-    return std::nullopt;
+  if (!SplitPriority(name, &direction, &priority, &rest)) return std::nullopt;
+  // The pause names exist only for priorities with PFC enabled: their presence makes the
+  // priority active, so they are never held back.
+  if (rest == "pause") {
+    return Mapping{kPfcPauseFrames, {{"direction", direction}, {"priority", priority}}};
   }
+  if (rest == "pause_duration") {
+    return Mapping{
+        kPfcPauseDuration, {{"direction", direction}, {"priority", priority}}, kMicroseconds};
+  }
+  auto traffic = [&](FamilyId family, Labels extra) {
+    Mapping m{family, std::move(extra)};
+    m.needs_active_priority = true;
+    return m;
+  };
+  if (rest == "bytes")
+    return traffic(kPriorityBytes, {{"direction", direction}, {"priority", priority}});
+  if (rest == "packets") {
+    return traffic(kPriorityPackets, {{"direction", direction}, {"priority", priority}});
+  }
+  if (direction != "rx") return std::nullopt;
+  if (rest == "pause_transition") return Mapping{kPfcPauseTransitions, {{"priority", priority}}};
+  // counters.rst: buf_discard = lack of per-host receive buffers, cong_discard = per-host
+  // congestion, discards = lack of (port) receive buffers.
+  if (rest == "buf_discard") {
+    return traffic(kPriorityDiscards, {{"reason", "host_buffer"}, {"priority", priority}});
+  }
+  if (rest == "cong_discard") {
+    return traffic(kPriorityDiscards, {{"reason", "congestion"}, {"priority", priority}});
+  }
+  if (rest == "discards") {
+    return traffic(kPriorityDiscards, {{"reason", "port_buffer"}, {"priority", priority}});
+  }
+  if (rest == "marked") return traffic(kPriorityEcnMarked, {{"priority", priority}});
+  return std::nullopt;
+}
 
-  struct Exact {
-    std::string_view stat;
-    FamilyId family;
-    const char* label;
-    const char* value;
-    double scale;
-  };
-  static constexpr Exact kExact[] = {
-      {"tx_pause_storm_warning_events", kPfcStormEvents, "severity", "warning", 1},
-      {"tx_pause_storm_error_events", kPfcStormEvents, "severity", "error", 1},
-      {"rx_global_pause", kGlobalPauseFrames, "direction", "rx", 1},
-      {"tx_global_pause", kGlobalPauseFrames, "direction", "tx", 1},
-      {"rx_global_pause_duration", kGlobalPauseDuration, "direction", "rx", kMicroseconds},
-      {"tx_global_pause_duration", kGlobalPauseDuration, "direction", "tx", kMicroseconds},
-      {"rx_global_pause_transition", kGlobalPauseTransitions, nullptr, nullptr, 1},
-      {"link_down_events_phy", kPhyLinkDown, nullptr, nullptr, 1},
-      {"rx_symbol_err_phy", kPhySymbolErrors, nullptr, nullptr, 1},
-      {"rx_crc_errors_phy", kPhyCrcErrors, nullptr, nullptr, 1},
-      {"rx_corrected_bits_phy", kPhyFecCorrectedBits, nullptr, nullptr, 1},
-      {"rx_pcs_symbol_err_phy", kPhyUncorrectableSymbolErrors, nullptr, nullptr, 1},
-      {"rx_discards_phy", kPhyReceiveDiscards, nullptr, nullptr, 1},
-      {"rx_buffer_passed_thres_phy", kPhyReceiveBufferFull, nullptr, nullptr, 1},
-      {"rx_out_of_buffer", kNicOutOfBuffer, nullptr, nullptr, 1},
-      {"outbound_pci_stalled_rd", kPcieOutboundStalled, "kind", "read", 0.01},
-      {"outbound_pci_stalled_wr", kPcieOutboundStalled, "kind", "write", 0.01},
-      {"outbound_pci_stalled_rd_events", kPcieOutboundStalledEvents, "kind", "read", 1},
-      {"outbound_pci_stalled_wr_events", kPcieOutboundStalledEvents, "kind", "write", 1},
-  };
-  for (const auto& e : kExact) {
-    if (e.stat != name) continue;
-    Mapping m{e.family, {}, e.scale};
-    if (e.label != nullptr) m.extra.push_back({e.label, e.value});
-    m.wraps32 = e.family == kNicOutOfBuffer;
+// Stats named with one decimal index (a priority or a lane) in place of '#'.
+struct IndexedStat {
+  std::string_view pattern;
+  FamilyId family;
+  const char* index_label;  // "priority" or "lane"
+  const char* direction;    // nullptr: no direction label
+  double scale;
+  bool summed;
+  bool needs_active_priority;
+};
+
+// ice and bnxt_en list every priority whether PFC is on or not, so their per-priority PFC
+// series are held back until the priority is in use (a counter of it non-zero). Not mapped,
+// because the meaning differs: bnxt_en pfc_pri<p>_rx/tx_transitions count XON->XOFF and
+// XOFF->XON (mlx5 rx_prio<p>_pause_transition counts XOFF->XON only), and bnxt_en
+// rx/tx_bytes_pri<p>, _packets_pri<p> are the counters of the CoS queue the priority maps to
+// (priorities sharing a queue would repeat one value).
+constexpr IndexedStat kIndexedStats[] = {
+    // mlx5 (en_stats.c pport_phy_statistical_err_lanes_stats_desc)
+    {"rx_err_lane_#_phy", kPhyLaneErrors, "lane", nullptr, 1, false, false},
+    // ice (ice_ethtool.c ice_get_strings): XON and XOFF frames per priority, PFC frames of the
+    // priority = their sum, as mlx5 rx/tx_prio<p>_pause counts every PFC frame of it.
+    {"rx_priority_#_xon.nic", kPfcPauseFrames, "priority", "rx", 1, true, true},
+    {"rx_priority_#_xoff.nic", kPfcPauseFrames, "priority", "rx", 1, true, true},
+    {"tx_priority_#_xon.nic", kPfcPauseFrames, "priority", "tx", 1, true, true},
+    {"tx_priority_#_xoff.nic", kPfcPauseFrames, "priority", "tx", 1, true, true},
+    // bnxt_en (bnxt_ethtool.c bnxt_port_stats_arr, bnxt_port_stats_ext_arr)
+    {"rx_pfc_ena_frames_pri#", kPfcPauseFrames, "priority", "rx", 1, false, true},
+    {"tx_pfc_ena_frames_pri#", kPfcPauseFrames, "priority", "tx", 1, false, true},
+    {"pfc_pri#_rx_duration_us", kPfcPauseDuration, "priority", "rx", kMicroseconds, false, true},
+    {"pfc_pri#_tx_duration_us", kPfcPauseDuration, "priority", "tx", kMicroseconds, false, true},
+};
+
+// `name` is `pattern` with '#' replaced by 1-2 digits (0-15: priorities 0-7, lanes 0-7 today).
+bool MatchIndexed(std::string_view name, std::string_view pattern, std::string* index) {
+  size_t hash = pattern.find('#');
+  std::string_view head = pattern.substr(0, hash), tail = pattern.substr(hash + 1);
+  if (name.size() < head.size() + tail.size() + 1 || name.substr(0, head.size()) != head ||
+      name.substr(name.size() - tail.size()) != tail) {
+    return false;
+  }
+  std::string_view digits = name.substr(head.size(), name.size() - head.size() - tail.size());
+  if (digits.size() > 2) return false;
+  for (char c : digits) {
+    if (c < '0' || c > '9') return false;
+  }
+  *index = std::string(digits);
+  return true;
+}
+
+std::optional<Mapping> MapIndexedStat(std::string_view name) {
+  std::string index;
+  for (const auto& s : kIndexedStats) {
+    if (!MatchIndexed(name, s.pattern, &index)) continue;
+    Mapping m{s.family, {}, s.scale};
+    if (s.direction != nullptr) m.extra.push_back({"direction", s.direction});
+    m.extra.push_back({s.index_label, index});
+    m.summed = s.summed;
+    m.needs_active_priority = s.needs_active_priority;
     return m;
   }
   return std::nullopt;
 }
 
-bool IsPriorityTraffic(FamilyId family) {
-  return family == kPriorityBytes || family == kPriorityPackets || family == kPriorityDiscards ||
-         family == kPriorityEcnMarked;
+struct ExactStat {
+  std::string_view stat;
+  FamilyId family;
+  const char* label;
+  const char* value;
+  double scale;
+  bool summed;
+  const char* label2 = nullptr;  // a second label (cast of the vport RDMA counters)
+  const char* value2 = nullptr;
+};
+
+constexpr ExactStat kExactStats[] = {
+    {"tx_pause_storm_warning_events", kPfcStormEvents, "severity", "warning", 1, false},
+    {"tx_pause_storm_error_events", kPfcStormEvents, "severity", "error", 1, false},
+    {"rx_global_pause", kGlobalPauseFrames, "direction", "rx", 1, false},
+    {"tx_global_pause", kGlobalPauseFrames, "direction", "tx", 1, false},
+    {"rx_global_pause_duration", kGlobalPauseDuration, "direction", "rx", kMicroseconds, false},
+    {"tx_global_pause_duration", kGlobalPauseDuration, "direction", "tx", kMicroseconds, false},
+    {"rx_global_pause_transition", kGlobalPauseTransitions, nullptr, nullptr, 1, false},
+    {"link_down_events_phy", kPhyLinkDown, nullptr, nullptr, 1, false},
+    {"rx_symbol_err_phy", kPhySymbolErrors, nullptr, nullptr, 1, false},
+    {"rx_crc_errors_phy", kPhyCrcErrors, nullptr, nullptr, 1, false},
+    {"rx_corrected_bits_phy", kPhyFecCorrectedBits, nullptr, nullptr, 1, false},
+    {"rx_pcs_symbol_err_phy", kPhyUncorrectableSymbolErrors, nullptr, nullptr, 1, false},
+    {"rx_discards_phy", kPhyReceiveDiscards, nullptr, nullptr, 1, false},
+    {"rx_buffer_passed_thres_phy", kPhyReceiveBufferFull, nullptr, nullptr, 1, false},
+    {"rx_out_of_buffer", kNicOutOfBuffer, nullptr, nullptr, 1, false},
+    {"outbound_pci_stalled_rd", kPcieOutboundStalled, "kind", "read", 0.01, false},
+    {"outbound_pci_stalled_wr", kPcieOutboundStalled, "kind", "write", 0.01, false},
+    {"outbound_pci_stalled_rd_events", kPcieOutboundStalledEvents, "kind", "read", 1, false},
+    {"outbound_pci_stalled_wr_events", kPcieOutboundStalledEvents, "kind", "write", 1, false},
+    {"tx_discards_phy", kPhyTransmitDiscards, nullptr, nullptr, 1, false},
+    {"rx_pause_ctrl_phy", kPhyPauseControlFrames, "direction", "rx", 1, false},
+    {"tx_pause_ctrl_phy", kPhyPauseControlFrames, "direction", "tx", 1, false},
+    {"rx_pci_signal_integrity", kPcieSignalIntegrity, "direction", "rx", 1, false},
+    {"tx_pci_signal_integrity", kPcieSignalIntegrity, "direction", "tx", 1, false},
+    {"module_unplug", kModuleEvents, "event", "unplug", 1, false},
+    {"module_bus_stuck", kModuleEvents, "event", "bus_stuck", 1, false},
+    {"module_high_temp", kModuleEvents, "event", "high_temperature", 1, false},
+    {"module_bad_shorted", kModuleEvents, "event", "bad_shorted", 1, false},
+    {"rx_vport_rdma_unicast_bytes", kRoceVportBytes, "direction", "rx", 1, false, "cast",
+     "unicast"},
+    {"tx_vport_rdma_unicast_bytes", kRoceVportBytes, "direction", "tx", 1, false, "cast",
+     "unicast"},
+    {"rx_vport_rdma_multicast_bytes", kRoceVportBytes, "direction", "rx", 1, false, "cast",
+     "multicast"},
+    {"tx_vport_rdma_multicast_bytes", kRoceVportBytes, "direction", "tx", 1, false, "cast",
+     "multicast"},
+    {"rx_vport_rdma_unicast_packets", kRoceVportPackets, "direction", "rx", 1, false, "cast",
+     "unicast"},
+    {"tx_vport_rdma_unicast_packets", kRoceVportPackets, "direction", "tx", 1, false, "cast",
+     "unicast"},
+    {"rx_vport_rdma_multicast_packets", kRoceVportPackets, "direction", "rx", 1, false, "cast",
+     "multicast"},
+    {"tx_vport_rdma_multicast_packets", kRoceVportPackets, "direction", "tx", 1, false, "cast",
+     "multicast"},
+    // ice: 802.3x XON and XOFF frames apart; the global pause frames are their sum.
+    {"link_xon_rx.nic", kGlobalPauseFrames, "direction", "rx", 1, true},
+    {"link_xoff_rx.nic", kGlobalPauseFrames, "direction", "rx", 1, true},
+    {"link_xon_tx.nic", kGlobalPauseFrames, "direction", "tx", 1, true},
+    {"link_xoff_tx.nic", kGlobalPauseFrames, "direction", "tx", 1, true},
+    // bnxt_en: 802.3x pause frames (PFC frames are counted apart, in rx/tx_pfc_frames).
+    {"rx_pause_frames", kGlobalPauseFrames, "direction", "rx", 1, false},
+    {"tx_pause_frames", kGlobalPauseFrames, "direction", "tx", 1, false},
+};
+
+std::optional<Mapping> MapStat(std::string_view name) {
+  if (auto m = MapMlx5PriorityStat(name)) return m;
+  for (const auto& e : kExactStats) {
+    if (e.stat != name) continue;
+    Mapping m{e.family, {}, e.scale};
+    if (e.label != nullptr) m.extra.push_back({e.label, e.value});
+    if (e.label2 != nullptr) m.extra.push_back({e.label2, e.value2});
+    m.wraps32 = e.family == kNicOutOfBuffer;
+    m.summed = e.summed;
+    return m;
+  }
+  return MapIndexedStat(name);
 }
 
 std::string LabelOf(const Labels& labels, std::string_view name) {
@@ -251,6 +407,31 @@ std::string LabelOf(const Labels& labels, std::string_view name) {
     if (l.name == name) return l.value;
   }
   return "";
+}
+
+void Emit(FamilyId id, const Labels& labels, double value, MetricSink& sink) {
+  const Family& family = kFamilies[id];
+  if (family.type == Type::kGauge) {
+    sink.Gauge(family.name, family.help, labels, value);
+  } else {
+    sink.Counter(family.name, family.help, labels, value);
+  }
+}
+
+// Cardinality: per-priority series a driver lists for every priority (mlx5 traffic, discards
+// and ECN marks: 64 series for 8 priorities; ice and bnxt_en PFC counters) are exported for the
+// priorities in use: PFC enabled (mlx5 lists its pause names only then) or any per-priority
+// counter non-zero. Counters only grow, so a priority that appears stays.
+std::set<std::string> ActivePriorities(const EthtoolStats& stats, size_t n) {
+  std::set<std::string> active;
+  for (size_t i = 0; i < n; ++i) {
+    auto mapping = MapStat(stats.names[i]);
+    if (!mapping) continue;
+    std::string priority = LabelOf(mapping->extra, "priority");
+    if (priority.empty()) continue;
+    if (stats.values[i] != 0 || !mapping->needs_active_priority) active.insert(priority);
+  }
+  return active;
 }
 
 }  // namespace
@@ -261,37 +442,35 @@ void EthtoolCollector::Export(const Labels& labels, const std::string& netdev,
   std::unordered_set<std::string_view> seen;
   std::set<std::string> generic_seen;
   size_t n = std::min(stats.names.size(), stats.values.size());
-  // Cardinality: the per-priority traffic families (bytes, packets, discards, ECN marks: 64
-  // series for 8 priorities) are exported for the priorities in use - PFC enabled (its pause
-  // names are present) or any per-priority counter non-zero. Counters only grow, so a priority
-  // that appears stays.
-  std::set<std::string> active_priorities;
-  for (size_t i = 0; i < n; ++i) {
-    std::string direction, priority;
-    std::string_view rest;
-    if (!SplitPriority(stats.names[i], &direction, &priority, &rest)) continue;
-    if (stats.values[i] != 0 || rest.substr(0, 5) == "pause") active_priorities.insert(priority);
-  }
+  std::set<std::string> active_priorities = ActivePriorities(stats, n);
+  // Summed series, in the order their first stat appears, emitted after the others.
+  std::vector<std::pair<Mapping, double>> sums;
   for (size_t i = 0; i < n; ++i) {
     const std::string& name = stats.names[i];
     if (!seen.insert(name).second) continue;
     uint64_t raw = stats.values[i];
     auto mapping = MapStat(name);
     if (mapping) {
-      if (IsPriorityTraffic(mapping->family) &&
+      if (mapping->needs_active_priority &&
           !active_priorities.count(LabelOf(mapping->extra, "priority"))) {
         continue;
       }
       if (mapping->wraps32 && raw <= UINT32_MAX) raw = wraps_.Extend(netdev + "/" + name, raw);
+      double value = static_cast<double>(raw) * mapping->scale;
+      if (mapping->summed) {
+        auto it = std::find_if(sums.begin(), sums.end(), [&](const auto& s) {
+          return s.first.family == mapping->family && s.first.extra == mapping->extra;
+        });
+        if (it == sums.end()) {
+          sums.emplace_back(*mapping, value);
+        } else {
+          it->second += value;
+        }
+        continue;
+      }
       Labels all = labels;
       all.insert(all.end(), mapping->extra.begin(), mapping->extra.end());
-      const Family& family = kFamilies[mapping->family];
-      double value = static_cast<double>(raw) * mapping->scale;
-      if (family.type == Type::kGauge) {
-        sink.Gauge(family.name, family.help, all, value);
-      } else {
-        sink.Counter(family.name, family.help, all, value);
-      }
+      Emit(mapping->family, all, value, sink);
       continue;
     }
     if (!include_ || !std::regex_match(name, *include_)) continue;
@@ -302,6 +481,11 @@ void EthtoolCollector::Export(const Labels& labels, const std::string& netdev,
                      " of the netdev (selected by --collector.ethtool.metrics-include; raw "
                      "value, type and unit not known to this exporter).",
                  labels, static_cast<double>(raw));
+  }
+  for (const auto& [mapping, value] : sums) {
+    Labels all = labels;
+    all.insert(all.end(), mapping.extra.begin(), mapping.extra.end());
+    Emit(mapping.family, all, value, sink);
   }
 }
 

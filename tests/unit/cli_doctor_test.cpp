@@ -55,15 +55,15 @@ CliRun RunDoctor(const std::vector<std::string>& args, const ProcessEnv& env = k
   return run;
 }
 
-// The status word (PASS/WARN/FAIL) of a check's line, "" if the check is missing.
+// The status word (PASS/SKIP/WARN/FAIL) of a check's line, "" if the check is missing.
 std::string StatusOf(const std::string& out, const std::string& check) {
   std::smatch m;
-  std::regex line("(^|\n)(PASS|WARN|FAIL)  " + check + " +([^\n]*)");
+  std::regex line("(^|\n)(PASS|SKIP|WARN|FAIL)  " + check + " +([^\n]*)");
   return std::regex_search(out, m, line) ? m[2].str() : "";
 }
 std::string ReasonOf(const std::string& out, const std::string& check) {
   std::smatch m;
-  std::regex line("(^|\n)(PASS|WARN|FAIL)  " + check + " +([^\n]*)");
+  std::regex line("(^|\n)(PASS|SKIP|WARN|FAIL)  " + check + " +([^\n]*)");
   return std::regex_search(out, m, line) ? m[3].str() : "";
 }
 
@@ -106,28 +106,33 @@ TEST(CliDoctor, Mlx5RoceFixtureGolden) {
   EXPECT_EQ(ReasonOf(run.out, "pcie_link"),
             "mlx5_2 (0000:5e:00.0): PCIe 8 GT/s x8, capable of 16 GT/s x16 (downtrained: reseat "
             "or check the slot/riser)");
-  EXPECT_EQ(StatusOf(run.out, "pfc"), "WARN");  // only mlx5_2 (PCP trust) cannot be checked
-  EXPECT_EQ(ReasonOf(run.out, "pfc").rfind("mlx5_2/1 (ens2f0np0): PFC on priorities 3;", 0), 0u);
+  EXPECT_EQ(StatusOf(run.out, "pfc"), "SKIP");  // only mlx5_2 (PCP trust) cannot be checked
+  EXPECT_EQ(ReasonOf(run.out, "pfc"),
+            "mlx5_2/1 (ens2f0np0): not checked: NCCL priority unknown (PCP trust, or no DSCP "
+            "entry for DSCP 26); PFC on priorities 3");
   EXPECT_EQ(StatusOf(run.out, "trust_dscp"), "FAIL");
   EXPECT_EQ(StatusOf(run.out, "netdev_mtu"), "FAIL");
   EXPECT_NE(ReasonOf(run.out, "roce_v2_gid").find("mlx5_1/1 (ens1f0v0), mlx5_2/1 (ens2f0np0)"),
             std::string::npos);
+  // mlx5_2's netdev has no ethtool capture: its pause storms are not checked, not passed.
   EXPECT_EQ(ReasonOf(run.out, "pfc_storm"),
             "mlx5_0/1 (ens1f0np0): 3 warning and 1 error pause-storm events since the driver "
-            "loaded, not sampled (--sample=0)");
+            "loaded, not sampled (--sample=0); mlx5_2/1 (ens2f0np0): not checked: no per-priority "
+            "PFC counters (ethtool) for this NIC");
   CliRun sampled =
       RunDoctor({"--path.sysfs=" + FixturePath("mlx5-roce"), "--path.fixtures=" + FixturePath(""),
                  "--nccl.ib-tc=106", "--sample=0.1", dev.flag()});
   EXPECT_EQ(ReasonOf(sampled.out, "pfc_storm"),
             "mlx5_0/1 (ens1f0np0): 3 warning and 1 error pause-storm events since the driver "
-            "loaded, none during the sample");
+            "loaded, none during the sample; mlx5_2/1 (ens2f0np0): not checked: no per-priority "
+            "PFC counters (ethtool) for this NIC");
   // Saturated error counters are blind spots (data counters are not reported here).
   EXPECT_EQ(ReasonOf(run.out, "error_counters"),
             "mlx5_0/1 (ens1f0np0): link_downed and symbol_error saturated (stuck at the all-ones "
             "value of their IBTA width, a rise cannot be seen until cleared: perfquery -R on "
             "InfiniBand)");
   // The fixture tree has no module/ directory: nothing can be said about modules.
-  EXPECT_EQ(StatusOf(run.out, "kernel_modules"), "WARN");
+  EXPECT_EQ(StatusOf(run.out, "kernel_modules"), "SKIP");
   EXPECT_EQ(ReasonOf(run.out, "uverbs_devices"), "uverbs0, uverbs1, uverbs2 present and openable");
   ExpectGolden("doctor-mlx5-roce.txt", run.out);
 }
@@ -149,14 +154,20 @@ TEST(CliDoctor, RxeCaptureGolden) {
   CliRun run = RunDoctor({"--path.sysfs=" + RxeCaptureSysfs(), "--path.fixtures=" + FixturePath(""),
                           "--sample=0", dev.flag()});
   EXPECT_EQ(run.code, 1);
-  // The capture has no module/ (WARN: cannot tell); uverbs0/1 map to rxe0/rxe1 through
-  // class/infiniband_verbs; eth0/eth1 have no DCB (dcb/eth0 = unsupported); the GID tables were
-  // captured empty, so no RoCE v2 GID; rxe has no firmware and no PCIe link.
-  EXPECT_EQ(StatusOf(run.out, "kernel_modules"), "WARN");
+  // The capture has no module/ (SKIP: cannot tell); uverbs0/1 map to rxe0/rxe1 through
+  // class/infiniband_verbs; eth0/eth1 have no DCB (dcb/eth0 = unsupported) and no ethtool
+  // statistics, so the lossless checks are not checked; the GID tables were captured empty, so
+  // no RoCE v2 GID; rxe has no firmware and no PCIe link.
+  EXPECT_EQ(StatusOf(run.out, "kernel_modules"), "SKIP");
   EXPECT_EQ(ReasonOf(run.out, "uverbs_devices"),
             "uverbs0, uverbs1 present and openable (one per device)");
   EXPECT_EQ(ReasonOf(run.out, "pfc"),
-            "rxe0/1 (eth0), rxe1/1 (eth1): the netdev has no DCB (not a lossless-capable NIC)");
+            "rxe0/1 (eth0), rxe1/1 (eth1): not checked: the netdev has no DCB (not a "
+            "lossless-capable NIC)");
+  for (const char* check : {"pfc", "trust_dscp", "ecn", "pfc_storm"})
+    EXPECT_EQ(StatusOf(run.out, check), "SKIP") << check;
+  EXPECT_EQ(run.out.substr(run.out.rfind("doctor: ")),
+            "doctor: 16 checks, 8 PASS, 7 SKIP, 0 WARN, 1 FAIL\n");
   EXPECT_EQ(StatusOf(run.out, "roce_v2_gid"), "FAIL");
   EXPECT_EQ(ReasonOf(run.out, "port_rate_uniform"), "rxe Ethernet: 2 ports at 2.5 Gb/s 1X");
   ExpectGolden("doctor-rxe-capture.txt", run.out);
@@ -213,7 +224,9 @@ TEST(CliDoctor, JsonListsItemsAndCounts) {
                          "(ib0)\",\"status\":\"PASS\",\"reason\":\"ACTIVE/LinkUp\"}"),
             std::string::npos)
       << run.out;
-  EXPECT_TRUE(std::regex_search(run.out, std::regex("\"pass\":13,\"warn\":2,\"fail\":1}\n$")))
+  // No /sys/module in the fixture: kernel_modules and the driver version are not checked.
+  EXPECT_TRUE(
+      std::regex_search(run.out, std::regex("\"pass\":13,\"skip\":2,\"warn\":0,\"fail\":1}\n$")))
       << run.out;
 }
 
@@ -284,7 +297,8 @@ TEST(CliDoctor, HealthySimulatedRoceNodePassesEveryCheck) {
   EXPECT_EQ(Lines(run.out, "PASS"), 16u) << run.out;
   EXPECT_EQ(ReasonOf(run.out, "pfc"), "PFC on the NCCL priority only on all 2 RoCE PF ports");
   EXPECT_EQ(ReasonOf(run.out, "port_rate_uniform"), "MT4129 Ethernet: 2 ports at 400 Gb/s 4X");
-  EXPECT_NE(run.out.find("doctor: 16 checks, 16 PASS, 0 WARN, 0 FAIL\n"), std::string::npos);
+  EXPECT_NE(run.out.find("doctor: 16 checks, 16 PASS, 0 SKIP, 0 WARN, 0 FAIL\n"),
+            std::string::npos);
 }
 
 TEST(CliDoctor, MissingKernelModuleFails) {
@@ -495,6 +509,101 @@ TEST(CliDoctor, PfcStormDuringTheSampleFails) {
   EXPECT_EQ(count("\"subject\":"), 2u) << line;
 }
 
+// tests/fixtures (dcb, verbs, rdma) with `capture` as the ethtool statistics of ens1f0np0, the
+// PF netdev of the mlx5-roce tree: that port's NIC as another driver sees it.
+class FixturesWithCapture {
+ public:
+  explicit FixturesWithCapture(const std::string& capture) {
+    for (const char* sub : {"dcb", "verbs", "rdma"}) {
+      fs::copy(FixturePath(sub), dir_.path() + "/" + sub, fs::copy_options::recursive);
+    }
+    Replace(capture);
+  }
+  // Written whole then renamed, so a collection never reads half a file.
+  void Replace(const std::string& capture) const {
+    dir_.Write("ethtool/ens1f0np0.new", capture);
+    fs::rename(dir_.path() + "/ethtool/ens1f0np0.new", dir_.path() + "/ethtool/ens1f0np0");
+  }
+  std::string flag() const { return "--path.fixtures=" + dir_.path(); }
+
+ private:
+  TempDir dir_;
+};
+
+std::string ReadFixture(const std::string& relative) {
+  std::ifstream in(FixturePath(relative));
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+TEST(CliDoctor, E810PauseStormsAreJudgedByItsPauseFrames) {
+  // ice counts PFC XON/XOFF frames per priority but no pause time and no storm watchdog.
+  const std::string ice = ReadFixture("ethtool/ens5f0");
+  FixturesWithCapture fixtures(ice);
+  DevDir dev(3);
+  std::vector<std::string> args = {"--path.sysfs=" + FixturePath("mlx5-roce"), fixtures.flag(),
+                                   "--nccl.ib-tc=106", dev.flag()};
+  auto with = [&](const std::string& extra) {
+    auto all = args;
+    all.push_back(extra);
+    return all;
+  };
+  // Not sampled: nothing to judge the frames by, so not checked (never PASS).
+  CliRun once = RunDoctor(with("--sample=0"));
+  EXPECT_EQ(StatusOf(once.out, "pfc_storm"), "SKIP") << once.out;
+  EXPECT_EQ(ReasonOf(once.out, "pfc_storm"),
+            "mlx5_0/1 (ens1f0np0): not checked: no pause-storm watchdog on this NIC; give "
+            "--sample to watch its PFC pause frames; mlx5_2/1 (ens2f0np0): not checked: no "
+            "per-priority PFC counters (ethtool) for this NIC");
+  EXPECT_EQ(once.code, 1);  // other checks fail on this tree; SKIP itself never does
+  // Sampled, no frame counted during the window: the ice port passes.
+  CliRun quiet = RunDoctor(with("--sample=0.2"));
+  CliRun quiet_json = RunDoctor({args[0], args[1], args[2], args[3], "--sample=0.2", "--json"});
+  EXPECT_TRUE(std::regex_search(
+      quiet_json.out,
+      std::regex("\\{\"subject\":\"mlx5_0/1 \\(ens1f0np0\\)\",\"status\":\"PASS\",\"reason\":"
+                 "\"no PFC pause frames in the last 0\\.[1-9] s\"\\}")))
+      << quiet_json.out;
+  EXPECT_EQ(StatusOf(quiet.out, "pfc_storm"), "SKIP");  // mlx5_2 still not checked
+  // Frames counted during the window: XON + XOFF of priority 3 rose by 50 + 30.
+  std::string more = std::regex_replace(ice, std::regex("rx_priority_3_xoff\\.nic: 3400"),
+                                        "rx_priority_3_xoff.nic: 3450");
+  more = std::regex_replace(more, std::regex("rx_priority_3_xon\\.nic: 1200"),
+                            "rx_priority_3_xon.nic: 1230");
+  ASSERT_NE(more, ice);
+  std::thread writer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(400));
+    fixtures.Replace(more);
+  });
+  CliRun busy = RunDoctor(with("--sample=1.2"));
+  writer.join();
+  EXPECT_EQ(StatusOf(busy.out, "pfc_storm"), "WARN") << busy.out;
+  EXPECT_TRUE(std::regex_search(
+      ReasonOf(busy.out, "pfc_storm"),
+      std::regex("^mlx5_0/1 \\(ens1f0np0\\): priority 3 rx \\+80 PFC pause frames in the last "
+                 "[0-9.]+ s: this NIC counts no pause time or storm events")))
+      << busy.out;
+  EXPECT_EQ(busy.code, 1);
+}
+
+TEST(CliDoctor, NicWithoutPerPriorityCountersIsNotCheckedNotPassed) {
+  // An Ethernet NIC whose statistics have no per-priority PFC counter at all.
+  FixturesWithCapture fixtures("NIC statistics:\n     rx_packets: 10\n     tx_packets: 12\n");
+  DevDir dev(3);
+  CliRun run = RunDoctor({"--path.sysfs=" + FixturePath("mlx5-roce"), fixtures.flag(),
+                          "--nccl.ib-tc=106", "--sample=0.1", dev.flag()});
+  EXPECT_EQ(StatusOf(run.out, "pfc_storm"), "SKIP") << run.out;
+  EXPECT_EQ(ReasonOf(run.out, "pfc_storm"),
+            "mlx5_0/1 (ens1f0np0), mlx5_2/1 (ens2f0np0): not checked: no per-priority PFC "
+            "counters (ethtool) for this NIC");
+  EXPECT_NE(run.out.find(" SKIP, "), std::string::npos);
+  CliRun json = RunDoctor({"--path.sysfs=" + FixturePath("mlx5-roce"), fixtures.flag(),
+                           "--nccl.ib-tc=106", "--sample=0", "--json", dev.flag()});
+  EXPECT_NE(json.out.find("{\"check\":\"pfc_storm\",\"status\":\"SKIP\""), std::string::npos)
+      << json.out;
+  EXPECT_TRUE(std::regex_search(json.out, std::regex(",\"skip\":[1-9][0-9]*,\"warn\":")))
+      << json.out;
+}
+
 TEST(CliDoctor, NcclIbTcFromTheEnvironmentWhenTheFlagIsMissing) {
   SimNode node;
   CliOptions options;
@@ -564,7 +673,9 @@ TEST(CliDoctor, MalformedOrUnreadableFilesGiveReasonsNotCrashes) {
     EXPECT_EQ(run.code, 1) << what << "\n" << run.out;
     EXPECT_EQ(run.err, "") << what;
     // Every check still reports, with a reason.
-    EXPECT_EQ(Lines(run.out, "PASS") + Lines(run.out, "WARN") + Lines(run.out, "FAIL"), 16u)
+    EXPECT_EQ(Lines(run.out, "PASS") + Lines(run.out, "SKIP") + Lines(run.out, "WARN") +
+                  Lines(run.out, "FAIL"),
+              16u)
         << what << "\n"
         << run.out;
     EXPECT_NE(run.out.find("\ndoctor: 16 checks, "), std::string::npos) << what;
@@ -575,12 +686,16 @@ TEST(CliDoctor, MalformedOrUnreadableFilesGiveReasonsNotCrashes) {
         << what << "\n"
         << run.out;
     EXPECT_EQ(StatusOf(run.out, "devices_present"), "PASS") << what;
-    // What cannot be read is not passed: link layer, firmware, PCIe link are warnings, and the
-    // RoCE checks cannot tell whether the ports are RoCE.
-    for (const char* check : {"driver_firmware", "link_layer", "pcie_link", "roce_v2_gid",
-                              "netdev_mtu", "pfc", "trust_dscp", "ecn"}) {
+    // What cannot be read is not passed: link layer and firmware are warnings, the PCIe link
+    // is not checked, and the RoCE checks cannot tell whether the ports are RoCE.
+    for (const char* check : {"driver_firmware", "link_layer", "roce_v2_gid", "netdev_mtu", "pfc",
+                              "trust_dscp", "ecn"}) {
       EXPECT_EQ(StatusOf(run.out, check), "WARN") << what << " " << check << "\n" << run.out;
     }
+    EXPECT_EQ(StatusOf(run.out, "pcie_link"), "SKIP") << what << "\n" << run.out;
+    EXPECT_NE(ReasonOf(run.out, "pcie_link").find("not checked: PCIe link speed/width unreadable"),
+              std::string::npos)
+        << what;
     // JSON too.
     CliRun json = node.Run({"--json"});
     EXPECT_NE(json.out.find("\"fail\":"), std::string::npos) << what;

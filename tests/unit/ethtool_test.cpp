@@ -5,6 +5,7 @@
 #include <linux/ethtool.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdint>
@@ -311,16 +312,16 @@ TEST(EthtoolCollector, PriorityTrafficDiscardsAndEcnMarksForPrioritiesInUse) {
                   Pf({{"direction", "tx"}, {"priority", "6"}})),
             49152);
   EXPECT_EQ(Value(p.families, "rdma_priority_discards_total",
-                  Pf({{"reason", "buffer"}, {"priority", "3"}})),
+                  Pf({{"reason", "host_buffer"}, {"priority", "3"}})),
             42);
   EXPECT_EQ(Value(p.families, "rdma_priority_discards_total",
                   Pf({{"reason", "congestion"}, {"priority", "3"}})),
             7);
   EXPECT_EQ(Value(p.families, "rdma_priority_discards_total",
-                  Pf({{"reason", "other"}, {"priority", "3"}})),
+                  Pf({{"reason", "port_buffer"}, {"priority", "3"}})),
             5);
   EXPECT_EQ(Value(p.families, "rdma_priority_discards_total",
-                  Pf({{"reason", "buffer"}, {"priority", "0"}})),
+                  Pf({{"reason", "host_buffer"}, {"priority", "0"}})),
             1);
   EXPECT_EQ(Value(p.families, "rdma_priority_ecn_marked_packets_total", Pf({{"priority", "3"}})),
             1203344);
@@ -407,27 +408,152 @@ TEST(EthtoolCollector, UnknownStatsAbsentByDefault) {
 }
 
 TEST(EthtoolCollector, MetricsIncludeExportsMatchingUnknownStatsAsUntyped) {
-  EthtoolCollector collector(Include("rx_vport_rdma_unicast_.*|module_.*|tx_pause_ctrl_phy"));
+  EthtoolCollector collector(Include("rx_vport_unicast_.*|tx_errors_phy|tx_mac_control_phy"));
   auto p = CollectRoce(collector);
-  EXPECT_EQ(Value(p.families, "rdma_ethtool_rx_vport_rdma_unicast_bytes", Pf()), 1987654321000.0);
-  EXPECT_EQ(Value(p.families, "rdma_ethtool_rx_vport_rdma_unicast_packets", Pf()), 1898765432);
-  EXPECT_EQ(Value(p.families, "rdma_ethtool_tx_pause_ctrl_phy", Pf()), 90311);
-  EXPECT_EQ(Value(p.families, "rdma_ethtool_module_unplug", Pf()), 0);
-  const auto* family = Find(p.families, "rdma_ethtool_tx_pause_ctrl_phy");
+  EXPECT_EQ(Value(p.families, "rdma_ethtool_rx_vport_unicast_bytes", Pf()), 21874423344.0);
+  EXPECT_EQ(Value(p.families, "rdma_ethtool_rx_vport_unicast_packets", Pf()), 48201112);
+  EXPECT_EQ(Value(p.families, "rdma_ethtool_tx_mac_control_phy", Pf()), 90311);
+  EXPECT_EQ(Value(p.families, "rdma_ethtool_tx_errors_phy", Pf()), 0);
+  const auto* family = Find(p.families, "rdma_ethtool_tx_mac_control_phy");
   ASSERT_NE(family, nullptr);
   EXPECT_EQ(family->type, prometheus::MetricType::Untyped);
-  EXPECT_NE(family->help.find("tx_pause_ctrl_phy"), std::string::npos);
-  // The match is a full match: "rx_packets" is not included by "tx_pause_ctrl_phy"-like
+  EXPECT_NE(family->help.find("tx_mac_control_phy"), std::string::npos);
+  // The match is a full match: "rx_packets" is not included by "tx_mac_control_phy"-like
   // substrings, and known stats never get a generic series.
   EXPECT_EQ(Find(p.families, "rdma_ethtool_rx_packets"), nullptr);
-  EthtoolCollector partial(Include("pause_ctrl"));
+  EthtoolCollector partial(Include("mac_control"));
   auto q = CollectRoce(partial);
-  EXPECT_EQ(Find(q.families, "rdma_ethtool_tx_pause_ctrl_phy"), nullptr);
+  EXPECT_EQ(Find(q.families, "rdma_ethtool_tx_mac_control_phy"), nullptr);
   EthtoolCollector all(Include(".*"));
   auto r = CollectRoce(all);
   EXPECT_EQ(Find(r.families, "rdma_ethtool_rx_prio3_pause"), nullptr);
   EXPECT_EQ(Find(r.families, "rdma_ethtool_rx_out_of_buffer"), nullptr);
+  // The curated mlx5 names of issue 15 are families now, not generic series.
+  for (const char* known :
+       {"rdma_ethtool_rx_err_lane_3_phy", "rdma_ethtool_module_unplug",
+        "rdma_ethtool_tx_pause_ctrl_phy", "rdma_ethtool_tx_discards_phy",
+        "rdma_ethtool_rx_vport_rdma_unicast_bytes", "rdma_ethtool_tx_pci_signal_integrity"}) {
+    EXPECT_EQ(Find(r.families, known), nullptr) << known;
+  }
   EXPECT_NE(Find(r.families, "rdma_ethtool_rx0_packets"), nullptr);
+}
+
+TEST(EthtoolCollector, Mlx5LaneErrorsDiscardsPauseControlPcieModulesAndRoceTraffic) {
+  EthtoolCollector collector;
+  auto p = CollectRoce(collector);
+  // rx_err_lane_<N>_phy: one series per lane the driver lists (4 on this card).
+  const std::string lanes = "rdma_phy_lane_errors_total";
+  EXPECT_EQ(Count(p.families, lanes), 4u);
+  EXPECT_EQ(Value(p.families, lanes, Pf({{"lane", "0"}})), 400000);
+  EXPECT_EQ(Value(p.families, lanes, Pf({{"lane", "1"}})), 300000);
+  EXPECT_EQ(Value(p.families, lanes, Pf({{"lane", "2"}})), 334567);
+  EXPECT_EQ(Value(p.families, lanes, Pf({{"lane", "3"}})), 200000);
+  EXPECT_EQ(Value(p.families, "rdma_phy_transmit_discards_total", Pf()), 0);
+  const std::string pause = "rdma_phy_pause_control_frames_total";
+  EXPECT_EQ(Value(p.families, pause, Pf({{"direction", "rx"}})), 18224);
+  EXPECT_EQ(Value(p.families, pause, Pf({{"direction", "tx"}})), 90311);
+  const std::string pcie = "rdma_pcie_signal_integrity_errors_total";
+  EXPECT_EQ(Value(p.families, pcie, Pf({{"direction", "rx"}})), 0);
+  EXPECT_EQ(Value(p.families, pcie, Pf({{"direction", "tx"}})), 2);
+  const std::string module = "rdma_module_events_total";
+  EXPECT_EQ(Count(p.families, module), 4u);
+  auto events = LabelValues(p.families, module, "event");
+  std::sort(events.begin(), events.end());
+  EXPECT_EQ(events,
+            (std::vector<std::string>{"bad_shorted", "bus_stuck", "high_temperature", "unplug"}));
+  EXPECT_EQ(Value(p.families, module, Pf({{"event", "unplug"}})), 0);
+  const std::string bytes = "rdma_roce_vport_bytes_total";
+  EXPECT_EQ(Count(p.families, bytes), 4u);
+  EXPECT_EQ(Value(p.families, bytes, Pf({{"direction", "rx"}, {"cast", "unicast"}})),
+            1987654321000.0);
+  EXPECT_EQ(Value(p.families, bytes, Pf({{"direction", "tx"}, {"cast", "unicast"}})),
+            1876543210000.0);
+  EXPECT_EQ(Value(p.families, bytes, Pf({{"direction", "rx"}, {"cast", "multicast"}})), 0);
+  const std::string packets = "rdma_roce_vport_packets_total";
+  EXPECT_EQ(Count(p.families, packets), 4u);
+  EXPECT_EQ(Value(p.families, packets, Pf({{"direction", "rx"}, {"cast", "unicast"}})), 1898765432);
+  EXPECT_EQ(Value(p.families, packets, Pf({{"direction", "tx"}, {"cast", "unicast"}})), 1765432109);
+  for (const auto& name : {lanes, pause, pcie, module, bytes, packets}) {
+    const auto* family = Find(p.families, name);
+    ASSERT_NE(family, nullptr) << name;
+    EXPECT_EQ(family->type, prometheus::MetricType::Counter) << name;
+  }
+}
+
+// The capture `file` of tests/fixtures/ethtool served as ens1f0np0 (the PF of mlx5-roce).
+Poll CollectAsPf(EthtoolCollector& collector, const std::string& file) {
+  TempDir dir;
+  fs::copy_file(EthtoolFixtures() + "/" + file, dir.path() + "/ens1f0np0");
+  return CollectRoce(collector, dir.path());
+}
+
+TEST(EthtoolCollector, IceE810PfcFramesAreXonPlusXoffForPrioritiesInUse) {
+  EthtoolCollector collector;
+  auto p = CollectAsPf(collector, "ens5f0");
+  // ice lists XON and XOFF for all 8 priorities; only priority 3 counted any: 1200 + 3400
+  // received, 800 + 2100 sent.
+  const std::string frames = "rdma_pfc_pause_frames_total";
+  EXPECT_EQ(Count(p.families, frames), 2u);
+  EXPECT_EQ(Value(p.families, frames, Pf({{"direction", "rx"}, {"priority", "3"}})), 4600);
+  EXPECT_EQ(Value(p.families, frames, Pf({{"direction", "tx"}, {"priority", "3"}})), 2900);
+  // link_xon_rx.nic 5 + link_xoff_rx.nic 7; nothing sent.
+  EXPECT_EQ(Value(p.families, "rdma_global_pause_frames_total", Pf({{"direction", "rx"}})), 12);
+  EXPECT_EQ(Value(p.families, "rdma_global_pause_frames_total", Pf({{"direction", "tx"}})), 0);
+  // ice counts no pause time, transitions or storms, and none of the mlx5 families.
+  for (const char* absent :
+       {"rdma_pfc_pause_duration_seconds_total", "rdma_pfc_pause_transitions_total",
+        "rdma_pfc_storm_events_total", "rdma_priority_bytes_total", "rdma_phy_lane_errors_total"}) {
+    EXPECT_EQ(Find(p.families, absent), nullptr) << absent;
+  }
+  ExpectPromtoolClean(p.families);
+}
+
+TEST(EthtoolCollector, IcePrioritiesWithoutPauseFramesHaveNoSeries) {
+  // Every priority of the ice list at zero: no PFC series at all (16 names, 0 series), and a
+  // priority appears as soon as one of its counters moves.
+  TempDir dir;
+  std::string capture =
+      std::regex_replace(ReadText(EthtoolFixtures() + "/ens5f0"),
+                         std::regex("(priority_3_xo(n|ff)\\.nic): [0-9]+"), "$1: 0");
+  dir.Write("ens1f0np0", capture);
+  EthtoolCollector collector;
+  auto idle = CollectRoce(collector, dir.path());
+  EXPECT_EQ(Find(idle.families, "rdma_pfc_pause_frames_total"), nullptr);
+  dir.Write("ens1f0np0", std::regex_replace(capture, std::regex("tx_priority_5_xoff\\.nic: 0"),
+                                            "tx_priority_5_xoff.nic: 9"));
+  auto busy = CollectRoce(collector, dir.path());
+  EXPECT_EQ(Count(busy.families, "rdma_pfc_pause_frames_total"), 2u);
+  EXPECT_EQ(Value(busy.families, "rdma_pfc_pause_frames_total",
+                  Pf({{"direction", "tx"}, {"priority", "5"}})),
+            9);
+  EXPECT_EQ(Value(busy.families, "rdma_pfc_pause_frames_total",
+                  Pf({{"direction", "rx"}, {"priority", "5"}})),
+            0);
+}
+
+TEST(EthtoolCollector, BnxtPfcFramesAndPauseTimeButNotItsTransitionsOrCosTraffic) {
+  EthtoolCollector collector;
+  auto p = CollectAsPf(collector, "ens6f0np0");
+  const std::string frames = "rdma_pfc_pause_frames_total";
+  EXPECT_EQ(Count(p.families, frames), 2u);
+  EXPECT_EQ(Value(p.families, frames, Pf({{"direction", "rx"}, {"priority", "3"}})), 4321);
+  EXPECT_EQ(Value(p.families, frames, Pf({{"direction", "tx"}, {"priority", "3"}})), 8765);
+  const std::string duration = "rdma_pfc_pause_duration_seconds_total";
+  EXPECT_EQ(Count(p.families, duration), 2u);
+  auto rx = Value(p.families, duration, Pf({{"direction", "rx"}, {"priority", "3"}}));
+  auto tx = Value(p.families, duration, Pf({{"direction", "tx"}, {"priority", "3"}}));
+  ASSERT_TRUE(rx && tx);
+  EXPECT_DOUBLE_EQ(*rx, 1.5);   // pfc_pri3_rx_duration_us 1500000
+  EXPECT_DOUBLE_EQ(*tx, 0.25);  // pfc_pri3_tx_duration_us 250000
+  // rx/tx_pause_frames: 802.3x only (PFC frames are rx/tx_pfc_frames).
+  EXPECT_EQ(Value(p.families, "rdma_global_pause_frames_total", Pf({{"direction", "rx"}})), 0);
+  EXPECT_EQ(Value(p.families, "rdma_global_pause_frames_total", Pf({{"direction", "tx"}})), 0);
+  // pfc_pri<p>_rx_transitions count both edges (mlx5 only XOFF->XON), and *_pri<p> traffic is
+  // the CoS queue's (priorities 0-2 and 4-7 all repeat cos0 here): neither is mapped.
+  EXPECT_EQ(Find(p.families, "rdma_pfc_pause_transitions_total"), nullptr);
+  EXPECT_EQ(Find(p.families, "rdma_priority_bytes_total"), nullptr);
+  EXPECT_EQ(Find(p.families, "rdma_priority_packets_total"), nullptr);
+  ExpectPromtoolClean(p.families);
 }
 
 TEST(EthtoolCollector, RxOutOfBufferWrapIsExtendedAcrossCollections) {

@@ -42,6 +42,8 @@ constexpr std::array kWarnCounters = {
     metric::kNetdevTransmitErrors,
     metric::kPriorityDiscards,
     metric::kPcieAerErrors,
+    metric::kPcieSignalIntegrity,
+    metric::kModuleEvents,
 };
 
 bool IsWatchedErrorCounter(std::string_view family) {
@@ -148,6 +150,67 @@ BySubject<StormPort> StormPorts(NodeView& v) {
   return ports;
 }
 
+// The RoCE PF ports, once per netdev, with their labels: the ethtool counters of a port are
+// read on its PF's netdev (VFs have none).
+std::vector<std::pair<std::string, LabelMap>> RocePfPorts(NodeView& v) {
+  std::vector<std::pair<std::string, LabelMap>> out;
+  std::vector<std::string> netdevs;
+  for (const auto& d : v.inventory().devices) {
+    if (!d.physfn.empty()) continue;
+    for (const auto& p : d.ports) {
+      if (!NodeView::IsRoce(p) || p.netdev.empty()) continue;
+      if (std::find(netdevs.begin(), netdevs.end(), p.netdev) != netdevs.end()) continue;
+      netdevs.push_back(p.netdev);
+      out.emplace_back(NodeView::Subject(d, p), NodeView::Port(d, p));
+    }
+  }
+  return out;
+}
+
+// The PFC pause frames of a port that rose during the sample: "priority 3 rx +120".
+std::vector<std::string> PauseFramesRisen(NodeView& v, const LabelMap& key) {
+  std::vector<std::string> risen;
+  for (const auto& s : AllSamples(v.now, metric::kPfcPauseFrames)) {
+    if (LabelOf(s.labels, "device") != LabelOf(key, "device") ||
+        LabelOf(s.labels, "port") != LabelOf(key, "port")) {
+      continue;
+    }
+    auto before = SampleValue(v.before, metric::kPfcPauseFrames, s.labels);
+    if (!before || s.value <= *before) continue;
+    risen.push_back("priority " + LabelOf(s.labels, "priority") + " " +
+                    LabelOf(s.labels, "direction") + " +" + Number(s.value - *before));
+  }
+  return risen;
+}
+
+// A port whose NIC has no pause-storm watchdog (ice, bnxt_en): a priority paused most of the
+// sample is caught by StormPorts (bnxt_en counts pause time); with pause frames alone (ice) a
+// storm cannot be told from congestion, so rising frames WARN.
+Item WithoutWatchdog(NodeView& v, const std::string& subject, const LabelMap& key,
+                     const std::string& window) {
+  bool has_time = FindSample(v.now, metric::kPfcPauseDuration, key) != nullptr;
+  bool has_frames = FindSample(v.now, metric::kPfcPauseFrames, key) != nullptr;
+  if (!has_time && !has_frames) {
+    return {subject, Status::kSkip,
+            NotChecked("no per-priority PFC counters (ethtool) for this NIC")};
+  }
+  std::string counted = has_time ? "pause time" : "pause frames";
+  if (v.sample_seconds <= 0) {
+    return {subject, Status::kSkip,
+            NotChecked("no pause-storm watchdog on this NIC; give --sample to watch its PFC " +
+                       counted)};
+  }
+  if (has_time) {
+    return {subject, Status::kPass, "no priority paused most of " + window};
+  }
+  std::vector<std::string> risen = PauseFramesRisen(v, key);
+  if (risen.empty()) return {subject, Status::kPass, "no PFC pause frames in " + window};
+  return {subject, Status::kWarn,
+          Join(risen) + " PFC pause frames in " + window +
+              ": this NIC counts no pause time or storm events, so a storm cannot be told "
+              "from congestion; check the switch's PFC watchdog"};
+}
+
 // Per port (or device): the error counters that rose during the sample, and the saturated ones.
 class ErrorScan {
  public:
@@ -217,34 +280,41 @@ class ErrorScan {
 }  // namespace
 
 Check PfcStorm(NodeView& v) {
-  // One item per port: FAIL for pause-storm watchdog events during the sample or a priority
-  // paused most of it, WARN for events only before the sample, PASS otherwise.
-  BySubject<StormPort> ports = StormPorts(v);
+  // One item per RoCE PF port (where the NIC's port counters are): FAIL for pause-storm watchdog
+  // events during the sample or a priority paused most of it, WARN for events only before it.
+  // NICs without the watchdog (ice, bnxt_en) are judged by what they count; without any
+  // per-priority PFC counter the port is not checked.
+  BySubject<StormPort> storms = StormPorts(v);
   std::vector<Item> items;
   std::string window = "the last " + Number(v.sample_seconds) + " s";
-  for (const auto& [subject, port] : ports.entries()) {
-    if (!port.recent.empty() || !port.paused.empty()) {
+  for (const auto& [subject, key] : RocePfPorts(v)) {
+    const StormPort* port = nullptr;
+    for (const auto& [s, p] : storms.entries()) {
+      if (s == subject) port = &p;
+    }
+    if (port != nullptr && (!port->recent.empty() || !port->paused.empty())) {
       std::string reason;
-      if (!port.recent.empty()) {
-        reason = Join(port.recent, " and ") + " pause-storm events in " + window;
-        if (!port.paused.empty()) reason += ", " + Join(port.paused) + " of it";
+      if (!port->recent.empty()) {
+        reason = Join(port->recent, " and ") + " pause-storm events in " + window;
+        if (!port->paused.empty()) reason += ", " + Join(port->paused) + " of it";
       } else {
-        reason = Join(port.paused) + " of " + window;
+        reason = Join(port->paused) + " of " + window;
       }
       items.push_back({subject, Status::kFail, reason});
-    } else if (!port.earlier.empty()) {
+    } else if (port != nullptr && !port->earlier.empty()) {
       items.push_back(
           {subject, Status::kWarn,
-           Join(port.earlier, " and ") + " pause-storm events since the driver loaded, " +
+           Join(port->earlier, " and ") + " pause-storm events since the driver loaded, " +
                (v.sample_seconds > 0 ? "none during the sample" : "not sampled (--sample=0)")});
-    } else {
+    } else if (FindSample(v.now, metric::kPfcStormEvents, key)) {
       items.push_back({subject, Status::kPass, "no pause-storm events"});
+    } else {
+      items.push_back(WithoutWatchdog(v, subject, key, window));
     }
   }
-  size_t n = ports.entries().size();
+  size_t n = items.size();
   return Finish("pfc_storm", std::move(items),
-                n == 0 ? "no pause-storm counters (mlx5 ethtool) on these ports"
-                       : "no pause-storm events on " + Count(n, "port"));
+                n == 0 ? "no RoCE PF ports" : "no pause-storm events on " + Count(n, "port"));
 }
 
 Check ErrorCounters(NodeView& v) {
@@ -256,7 +326,7 @@ Check ErrorCounters(NodeView& v) {
   scan.Saturated();
   std::vector<Item> items = scan.Items();
   if (scan.watched() == 0 && !v.inventory().devices.empty()) {
-    items.push_back({"node", Status::kWarn, "no error counter could be read"});
+    items.push_back({"node", Status::kSkip, NotChecked("no error counter could be read")});
   }
   std::string summary = v.inventory().devices.empty() ? "no devices"
                         : v.sample_seconds > 0

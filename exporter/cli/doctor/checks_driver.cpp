@@ -36,7 +36,7 @@ std::vector<std::string> DriverVersions(NodeView& v, std::vector<Item>* items) {
     std::string dir = JoinPath("module", module);
     std::string version;
     if (!have_modules) {
-      items->push_back({module, Status::kWarn, "version unknown: no /sys/module"});
+      items->push_back({module, Status::kSkip, NotChecked("version unknown, no /sys/module")});
     } else if (!v.node.sysfs().Exists(dir)) {
       items->push_back({module, Status::kWarn, "version unknown: module not loaded"});
     } else if (v.node.sysfs().ReadFile(JoinPath(dir, "version"), &version) == 0 &&
@@ -107,9 +107,9 @@ Check KernelModules(NodeView& v) {
   SysfsReader& sysfs = v.node.sysfs();
   if (!sysfs.Exists("module")) {
     // Every kernel has /sys/module; without it (a partial mount, a capture) nothing can be said.
-    items.push_back({"/sys/module", Status::kWarn,
-                     "missing under --path.sysfs: cannot tell which modules are loaded (is "
-                     "sysfs fully mounted?)"});
+    items.push_back({"/sys/module", Status::kSkip,
+                     NotChecked("missing under --path.sysfs: cannot tell which modules are "
+                                "loaded (is sysfs fully mounted?)")});
     return Finish("kernel_modules", std::move(items), "");
   }
   std::vector<std::string> loaded;

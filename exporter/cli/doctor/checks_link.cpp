@@ -139,9 +139,9 @@ Check PcieLink(NodeView& v) {
     if (!cur_speed || !max_speed || !cur_width || !max_width) {
       // VFs report no link (Unknown / width 0), rxe has no PCI function; a PF must.
       if (d.has_pci_link && d.physfn.empty()) {
-        items.push_back({d.name, Status::kWarn,
-                         "PCIe link speed/width unreadable (current/max_link_speed, "
-                         "current/max_link_width)"});
+        items.push_back({d.name, Status::kSkip,
+                         NotChecked("PCIe link speed/width unreadable (current/max_link_speed, "
+                                    "current/max_link_width)")});
       }
       continue;
     }

@@ -40,7 +40,8 @@ struct DcbPort {
   LabelMap key;  // device, port, netdev
 };
 
-// The DCB-capable RoCE PF ports; WARN items for those whose DCB cannot be checked.
+// The DCB-capable RoCE PF ports; SKIP items for those whose DCB cannot be checked (unreadable,
+// or a netdev without DCB), WARN for a port without a netdev.
 std::vector<DcbPort> DcbPorts(NodeView& v, std::vector<Item>* items) {
   std::vector<DcbPort> out;
   UnknownLinkLayer(v, items);
@@ -58,10 +59,10 @@ std::vector<DcbPort> DcbPorts(NodeView& v, std::vector<Item>* items) {
       LabelMap key = {{"device", d.name}, {"port", std::to_string(p.number)}, {"netdev", p.netdev}};
       auto supported = SampleValue(v.now, metric::kDcbSupported, key);
       if (!supported) {
-        items->push_back({NodeView::Subject(d, p), Status::kWarn, "DCB not readable"});
+        items->push_back({NodeView::Subject(d, p), Status::kSkip, NotChecked("DCB not readable")});
       } else if (*supported == 0) {
-        items->push_back({NodeView::Subject(d, p), Status::kWarn,
-                          "the netdev has no DCB (not a lossless-capable NIC)"});
+        items->push_back({NodeView::Subject(d, p), Status::kSkip,
+                          NotChecked("the netdev has no DCB (not a lossless-capable NIC)")});
       } else {
         out.push_back({&d, &p, key});
       }
@@ -152,7 +153,8 @@ Check RoceV2Gid(NodeView& v) {
       key["check"] = "roce_v2_gid_present";
       auto ok = SampleValue(v.now, metric::kRoceConfigOk, key);
       if (!ok) {
-        items.push_back({NodeView::Subject(d, p), Status::kFail, "GID table unreadable"});
+        items.push_back(
+            {NodeView::Subject(d, p), Status::kSkip, NotChecked("GID table unreadable")});
       } else if (*ok == 0) {
         items.push_back({NodeView::Subject(d, p), Status::kFail,
                          "no routable RoCE v2 GID: NCCL finds no GID to use; fix: give "
@@ -183,7 +185,7 @@ Check NetdevMtu(NodeView& v) {
       if (p.netdev.empty()) {
         items.push_back({subject, Status::kWarn, "no netdev found for this RoCE port"});
       } else if (!mtu) {
-        items.push_back({subject, Status::kWarn, "netdev MTU unknown"});
+        items.push_back({subject, Status::kSkip, NotChecked("netdev MTU unknown")});
       } else if (*mtu < min_mtu) {
         items.push_back({subject, Status::kFail,
                          "MTU " + Number(*mtu) + " < " + std::to_string(min_mtu) +
@@ -213,7 +215,7 @@ Check Pfc(NodeView& v) {
     std::string why;
     auto prio = NcclPriority(v, dp.key, &why);
     if (!prio) {
-      items.push_back({subject, Status::kWarn, "PFC on priorities " + enabled + "; " + why});
+      items.push_back({subject, Status::kSkip, NotChecked(why + "; PFC on priorities " + enabled)});
       continue;
     }
     LabelMap k = dp.key;
@@ -274,15 +276,15 @@ Check Ecn(NodeView& v) {
     std::string np = PriorityList(v, metric::kEcnEnabled, dp.key, {{"role", "np"}});
     std::string rp = PriorityList(v, metric::kEcnEnabled, dp.key, {{"role", "rp"}});
     if (!FindSample(v.now, metric::kEcnEnabled, dp.key)) {
-      items.push_back({subject, Status::kWarn,
-                       "no MLNX_OFED ecn/ files: ECN cannot be checked on this driver"});
+      items.push_back(
+          {subject, Status::kSkip, NotChecked("no MLNX_OFED ecn/ files on this driver")});
       continue;
     }
     std::string why;
     auto prio = NcclPriority(v, dp.key, &why);
     if (!prio) {
-      items.push_back(
-          {subject, Status::kWarn, "ECN np on priorities " + np + ", rp on " + rp + "; " + why});
+      items.push_back({subject, Status::kSkip,
+                       NotChecked(why + "; ECN np on priorities " + np + ", rp on " + rp)});
       continue;
     }
     items.push_back(EcnItem(v, subject, dp.key, *prio));

@@ -1,6 +1,6 @@
-// The doctor's parts: the report (checks made of PASS/WARN/FAIL items, printed as text or JSON),
-// the view of the node the checks read, and the checks, one file per family. Private to the cli
-// library.
+// The doctor's parts: the report (checks made of PASS/SKIP/WARN/FAIL items, printed as text or
+// JSON), the view of the node the checks read, and the checks, one file per family. Private to the
+// cli library.
 #pragma once
 
 #include <cstdint>
@@ -13,8 +13,13 @@
 
 namespace rdma_exporter::doctor {
 
-// Ordered: a check is as bad as its worst item.
-enum class Status { kPass = 0, kWarn = 1, kFail = 2 };
+// Ordered: a check is as bad as its worst item. kSkip: the check could not run for a subject
+// (its data is absent: no per-priority counters, DCB unknown); never PASS for what was not
+// checked, but not a finding either (exit code as for PASS). Its reason starts "not checked: ".
+enum class Status { kPass = 0, kSkip = 1, kWarn = 2, kFail = 3 };
+
+// "not checked: <why>": the reason of every SKIP item.
+std::string NotChecked(const std::string& why);
 
 struct Item {
   std::string subject;  // mlx5_0/1 (ens1f0np0), mlx5_0, ib_uverbs, node
@@ -31,7 +36,7 @@ struct Check {
 
 // ---- report.cpp ----------------------------------------------------------------------------
 
-// The check's status is its worst item's; the reason lists the FAIL then the WARN items (items
+// The check's status is its worst item's; the reason lists the FAIL, WARN then SKIP items (items
 // with the same reason share one entry: "mlx5_0/1, mlx5_1/1: MTU 1500 < 4200"), or is `summary`
 // when every item passes (or is appended when `keep_summary`: versions worth seeing anyway).
 Check Finish(std::string name, std::vector<Item> items, const std::string& summary,

@@ -7,8 +7,20 @@
 namespace rdma_exporter::doctor {
 namespace {
 
+constexpr int kStatusCount = 4;
+
 const char* StatusName(Status s) {
-  return s == Status::kPass ? "PASS" : s == Status::kWarn ? "WARN" : "FAIL";
+  switch (s) {
+    case Status::kPass:
+      return "PASS";
+    case Status::kSkip:
+      return "SKIP";
+    case Status::kWarn:
+      return "WARN";
+    case Status::kFail:
+      break;
+  }
+  return "FAIL";
 }
 
 // Text as printed: bytes outside printable ASCII as \xNN (files may hold anything).
@@ -28,7 +40,7 @@ std::string Sanitize(const std::string& s) {
 }
 
 void PrintText(const std::vector<Check>& checks, std::ostream& out) {
-  int counts[3] = {0, 0, 0};
+  int counts[kStatusCount] = {0, 0, 0, 0};
   for (const auto& c : checks) {
     ++counts[static_cast<int>(c.status)];
     std::string name = c.name;
@@ -36,11 +48,11 @@ void PrintText(const std::vector<Check>& checks, std::ostream& out) {
     out << StatusName(c.status) << "  " << name << " " << Sanitize(c.reason) << "\n";
   }
   out << "doctor: " << checks.size() << " checks, " << counts[0] << " PASS, " << counts[1]
-      << " WARN, " << counts[2] << " FAIL\n";
+      << " SKIP, " << counts[2] << " WARN, " << counts[3] << " FAIL\n";
 }
 
 void PrintJson(const std::vector<Check>& checks, std::ostream& out) {
-  int counts[3] = {0, 0, 0};
+  int counts[kStatusCount] = {0, 0, 0, 0};
   out << "{\"checks\":[";
   for (size_t i = 0; i < checks.size(); ++i) {
     const auto& c = checks[i];
@@ -56,8 +68,8 @@ void PrintJson(const std::vector<Check>& checks, std::ostream& out) {
     }
     out << "]}";
   }
-  out << "\n],\"pass\":" << counts[0] << ",\"warn\":" << counts[1] << ",\"fail\":" << counts[2]
-      << "}\n";
+  out << "\n],\"pass\":" << counts[0] << ",\"skip\":" << counts[1] << ",\"warn\":" << counts[2]
+      << ",\"fail\":" << counts[3] << "}\n";
 }
 
 }  // namespace
@@ -65,7 +77,7 @@ void PrintJson(const std::vector<Check>& checks, std::ostream& out) {
 Check Finish(std::string name, std::vector<Item> items, const std::string& summary,
              bool keep_summary) {
   Check check{std::move(name), Status::kPass, "", std::move(items)};
-  for (Status level : {Status::kFail, Status::kWarn}) {
+  for (Status level : {Status::kFail, Status::kWarn, Status::kSkip}) {
     std::vector<std::pair<std::string, std::string>> groups;  // reason -> subjects
     for (const auto& item : check.items) {
       if (item.status != level) continue;
@@ -96,6 +108,10 @@ void PrintReport(const std::vector<Check>& checks, bool json, std::ostream& out)
   } else {
     PrintText(checks, out);
   }
+}
+
+std::string NotChecked(const std::string& why) {
+  return "not checked: " + why;
 }
 
 std::string Count(size_t n, const std::string& noun) {
