@@ -33,11 +33,11 @@ std::string RoceV2GidOf(NodeView& v, const DeviceInfo& d, const std::string& por
   return "";
 }
 
-// RoCE ports whose DCB lives on them (PFs), once per netdev.
+// The netdevs whose DCB RoCE PF ports use (a RoCE LAG port's: each slave of its bond), once
+// per netdev.
 struct DcbPort {
-  const DeviceInfo* device;
-  const PortInfo* port;
-  LabelMap key;  // device, port, netdev
+  std::string subject;  // "mlx5_0/1 (ens1f0np0)", "mlx5_bond_0/1 (bond0: ens1f0np0)"
+  LabelMap key;         // device, port, netdev
 };
 
 // The DCB-capable RoCE PF ports; WARN items for those whose DCB cannot be checked.
@@ -54,16 +54,19 @@ std::vector<DcbPort> DcbPorts(NodeView& v, std::vector<Item>* items) {
                           "no netdev found for this RoCE port: its QoS cannot be read"});
         continue;
       }
-      if (!seen.insert(p.netdev).second) continue;
-      LabelMap key = {{"device", d.name}, {"port", std::to_string(p.number)}, {"netdev", p.netdev}};
-      auto supported = SampleValue(v.now, metric::kDcbSupported, key);
-      if (!supported) {
-        items->push_back({NodeView::Subject(d, p), Status::kWarn, "DCB not readable"});
-      } else if (*supported == 0) {
-        items->push_back({NodeView::Subject(d, p), Status::kWarn,
-                          "the netdev has no DCB (not a lossless-capable NIC)"});
-      } else {
-        out.push_back({&d, &p, key});
+      for (const auto& n : PhysicalNetdevs(p)) {
+        if (!seen.insert(n.name).second) continue;
+        LabelMap key = {{"device", d.name}, {"port", std::to_string(p.number)}, {"netdev", n.name}};
+        std::string subject = NodeView::Subject(d, p, n);
+        auto supported = SampleValue(v.now, metric::kDcbSupported, key);
+        if (!supported) {
+          items->push_back({subject, Status::kWarn, "DCB not readable"});
+        } else if (*supported == 0) {
+          items->push_back(
+              {subject, Status::kWarn, "the netdev has no DCB (not a lossless-capable NIC)"});
+        } else {
+          out.push_back({subject, key});
+        }
       }
     }
   }
@@ -208,7 +211,7 @@ Check Pfc(NodeView& v) {
   std::vector<Item> items;
   auto ports = DcbPorts(v, &items);
   for (const auto& dp : ports) {
-    std::string subject = NodeView::Subject(*dp.device, *dp.port);
+    const std::string& subject = dp.subject;
     std::string enabled = PriorityList(v, metric::kPfcEnabled, dp.key);
     std::string why;
     auto prio = NcclPriority(v, dp.key, &why);
@@ -243,7 +246,7 @@ Check TrustDscp(NodeView& v) {
   std::vector<Item> items;
   auto ports = DcbPorts(v, &items);
   for (const auto& dp : ports) {
-    std::string subject = NodeView::Subject(*dp.device, *dp.port);
+    const std::string& subject = dp.subject;
     LabelMap k = dp.key;
     k["mode"] = "dscp";
     if (SampleValue(v.now, metric::kQosTrustInfo, k)) {
@@ -270,7 +273,7 @@ Check Ecn(NodeView& v) {
   std::vector<Item> items;
   auto ports = DcbPorts(v, &items);
   for (const auto& dp : ports) {
-    std::string subject = NodeView::Subject(*dp.device, *dp.port);
+    const std::string& subject = dp.subject;
     std::string np = PriorityList(v, metric::kEcnEnabled, dp.key, {{"role", "np"}});
     std::string rp = PriorityList(v, metric::kEcnEnabled, dp.key, {{"role", "rp"}});
     if (!FindSample(v.now, metric::kEcnEnabled, dp.key)) {
