@@ -1,6 +1,7 @@
 // Checks of the RoCE configuration NCCL needs (roce_config, dcb, ecn, netdev collectors): a
 // routable RoCE v2 GID, a jumbo MTU, and the lossless setup of the NCCL priority (PFC, DSCP
 // trust, ECN).
+#include <algorithm>
 #include <set>
 
 #include "doctor_internal.h"
@@ -38,7 +39,15 @@ std::string RoceV2GidOf(NodeView& v, const DeviceInfo& d, const std::string& por
 struct DcbPort {
   std::string subject;  // "mlx5_0/1 (ens1f0np0)", "mlx5_bond_0/1 (bond0: ens1f0np0)"
   LabelMap key;         // device, port, netdev
+  bool bond_slave = false;
 };
+
+// What a summary counts: "2 RoCE PF ports", or "2 RoCE PF netdevs (LAG slaves)" when a bonded
+// port's slaves are among them.
+std::string PfNetdevs(const std::vector<DcbPort>& ports) {
+  bool lag = std::any_of(ports.begin(), ports.end(), [](const DcbPort& p) { return p.bond_slave; });
+  return std::to_string(ports.size()) + (lag ? " RoCE PF netdevs (LAG slaves)" : " RoCE PF ports");
+}
 
 // The DCB-capable RoCE PF ports; WARN items for those whose DCB cannot be checked.
 std::vector<DcbPort> DcbPorts(NodeView& v, std::vector<Item>* items) {
@@ -65,7 +74,7 @@ std::vector<DcbPort> DcbPorts(NodeView& v, std::vector<Item>* items) {
           items->push_back(
               {subject, Status::kWarn, "the netdev has no DCB (not a lossless-capable NIC)"});
         } else {
-          out.push_back({subject, key});
+          out.push_back({subject, key, !n.bond.empty()});
         }
       }
     }
@@ -238,8 +247,7 @@ Check Pfc(NodeView& v) {
   size_t n = ports.size();
   return Finish("pfc", std::move(items),
                 n == 0 ? "no RoCE PF ports"
-                       : "PFC on the NCCL priority only on all " + std::to_string(n) +
-                             " RoCE PF ports" + v.tc_origin);
+                       : "PFC on the NCCL priority only on all " + PfNetdevs(ports) + v.tc_origin);
 }
 
 Check TrustDscp(NodeView& v) {
@@ -264,9 +272,8 @@ Check TrustDscp(NodeView& v) {
                          dscp + ":<priority> (a DSCP entry switches mlx5 to DSCP trust)"});
   }
   size_t n = ports.size();
-  return Finish(
-      "trust_dscp", std::move(items),
-      n == 0 ? "no RoCE PF ports" : "trust dscp on all " + std::to_string(n) + " RoCE PF ports");
+  return Finish("trust_dscp", std::move(items),
+                n == 0 ? "no RoCE PF ports" : "trust dscp on all " + PfNetdevs(ports));
 }
 
 Check Ecn(NodeView& v) {
@@ -293,8 +300,7 @@ Check Ecn(NodeView& v) {
   size_t n = ports.size();
   return Finish("ecn", std::move(items),
                 n == 0 ? "no RoCE PF ports"
-                       : "ECN on the NCCL priority on all " + std::to_string(n) + " RoCE PF ports" +
-                             v.tc_origin);
+                       : "ECN on the NCCL priority on all " + PfNetdevs(ports) + v.tc_origin);
 }
 
 }  // namespace rdma_exporter::doctor
