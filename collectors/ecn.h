@@ -1,7 +1,7 @@
 // ecn: per-priority RoCE ECN enable of each RDMA port's netdev from the MLNX_OFED sysfs files
 // class/net/<netdev>/ecn/roce_{np,rp}/enable/<0..7>. Upstream kernels and VFs have no ecn
 // directory: no series, no error. Labels {device, port, netdev, role="np"|"rp", priority}:
-// rdma_ecn_enabled.
+// rdma_ecn_enabled. On a RoCE LAG port the bond's slaves are read (labels add bond=<bond>).
 #pragma once
 
 #include "rdma_exporter/collector.h"

@@ -498,14 +498,17 @@ bool EthtoolCollector::Collect(const Inventory& inventory, CollectContext& ctx, 
     // A VF's ethtool set has no physical port or priority counters; its PF reports them.
     if (!device.physfn.empty()) continue;
     for (const auto& port : device.ports) {
-      if (port.link_layer != "Ethernet" || port.netdev.empty()) continue;
-      if (!read.insert(port.netdev).second) continue;  // a netdev shared by two ports
-      int err = kernel->ethtool->ReadStats(port.netdev, &stats);
-      if (err != 0) {
-        ctx.ReadFailed("ethtool:" + port.netdev, err);
-        continue;
+      if (port.link_layer != "Ethernet") continue;
+      // On a RoCE LAG port the bond has no statistics: each slave's are read.
+      for (const auto& netdev : PhysicalNetdevs(port)) {
+        if (!read.insert(netdev.name).second) continue;  // a netdev shared by two ports
+        int err = kernel->ethtool->ReadStats(netdev.name, &stats);
+        if (err != 0) {
+          ctx.ReadFailed("ethtool:" + netdev.name, err);
+          continue;
+        }
+        Export(PhysicalNetdevLabels(device, port, netdev), netdev.name, stats, sink);
       }
-      Export(NetdevLabels(device, port), port.netdev, stats, sink);
     }
   }
   wraps_.EndPoll();

@@ -6,7 +6,9 @@
 // --collector.ethtool.metrics-include, as untyped rdma_ethtool_<name>.
 //
 // One GSTATS costs mlx5 tens of firmware commands (reference §3.2): each netdev is read once per
-// poll, on PFs only (a VF's ethtool set has no port counters).
+// poll, on PFs only (a VF's ethtool set has no port counters). On a RoCE LAG port (netdev a bond,
+// which has no statistics) each slave is read, labels {device, port, netdev=<slave>,
+// bond=<bond>}.
 #pragma once
 
 #include <optional>

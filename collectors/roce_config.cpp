@@ -46,7 +46,73 @@ std::optional<bool> EcnEnabled(CollectContext& ctx, const std::string& netdev, c
   return *parsed != 0;
 }
 
+using Check = std::pair<const char*, bool>;
+
+void EmitCheck(MetricSink& sink, const Labels& labels, const char* name, bool ok) {
+  sink.Gauge(metric::kRoceConfigOk, kOkHelp, With(labels, "check", name), ok ? 1 : 0);
+}
+
+// The checks of the port itself (its GID table, its netdev's MTU, its active MTU), whatever
+// netdev carries its QoS.
+std::vector<Check> PortChecks(CollectContext& ctx, KernelReaders* kernel, const DeviceInfo& device,
+                              const PortInfo& port, unsigned min_mtu) {
+  std::vector<Check> checks;
+  if (auto gid = HasRoutableRoceV2Gid(ctx, port)) checks.push_back({"roce_v2_gid_present", *gid});
+
+  if (kernel != nullptr && kernel->netdev != nullptr) {
+    NetdevState state;
+    if (kernel->netdev->Read(port.netdev, &state) == 0 && state.mtu) {
+      checks.push_back({"mtu_at_least_4200", *state.mtu >= min_mtu});
+    }
+  }
+
+  // NCCL on RoCE wants the 4096-byte path MTU; the port gets it only when the netdev MTU
+  // leaves room for the RoCE headers (>= 4200).
+  if (kernel != nullptr && kernel->verbs != nullptr) {
+    VerbsDevice verbs;
+    if (kernel->verbs->ReadDevice(device.name, &verbs) == 0) {
+      for (const auto& vport : verbs.ports) {
+        if (vport.port == port.number && vport.active_mtu_bytes != 0) {
+          checks.push_back({"active_mtu_at_least_4096", vport.active_mtu_bytes >= 4096});
+        }
+      }
+    }
+  }
+  return checks;
+}
+
 }  // namespace
+
+// The checks of one netdev's DCB (trust, PFC on the NCCL priority) and ECN.
+void RoceConfigCollector::QosChecks(CollectContext& ctx, DcbReader& reader,
+                                    const std::string& netdev, const Labels& labels,
+                                    MetricSink& sink) const {
+  DcbConfig dcb;
+  int err = reader.Read(netdev, &dcb);
+  if (err != 0 || !dcb.supported) return;  // the dcb collector reports these
+  EmitCheck(sink, labels, "trust_dscp", dcb.dscp_entries > 0);
+
+  if (!nccl_ib_tc_) return;
+  int dscp = *nccl_ib_tc_ >> 2;  // the TOS byte's upper 6 bits; the low 2 are ECN
+  // In DSCP trust the NIC maps DSCP to priority through the APP table; in PCP trust the
+  // priority comes from the VLAN PCP / NCCL_IB_SL, which the exporter cannot see.
+  if (dcb.dscp_entries == 0 || dcb.dscp_to_priority[dscp] < 0) return;
+  int priority = dcb.dscp_to_priority[dscp];
+  sink.Gauge(metric::kNcclPriority,
+             "The L2 priority NCCL's traffic (--nccl.ib-tc, DSCP = TC >> 2) maps to on this "
+             "port through the live DSCP-to-priority map.",
+             labels, priority);
+  if (dcb.pfc_known) {
+    EmitCheck(sink, labels, "pfc_on_nccl_priority", (dcb.pfc_enabled >> priority) & 1);
+    EmitCheck(sink, labels, "pfc_only_on_nccl_priority", dcb.pfc_enabled == (1u << priority));
+  }
+  if (auto np = EcnEnabled(ctx, netdev, "roce_np", priority)) {
+    EmitCheck(sink, labels, "ecn_np_on_nccl_priority", *np);
+  }
+  if (auto rp = EcnEnabled(ctx, netdev, "roce_rp", priority)) {
+    EmitCheck(sink, labels, "ecn_rp_on_nccl_priority", *rp);
+  }
+}
 
 bool RoceConfigCollector::Collect(const Inventory& inventory, CollectContext& ctx,
                                   MetricSink& sink) {
@@ -54,59 +120,15 @@ bool RoceConfigCollector::Collect(const Inventory& inventory, CollectContext& ct
   for (const auto& device : inventory.devices) {
     for (const auto& port : device.ports) {
       if (port.link_layer != "Ethernet" || port.netdev.empty()) continue;
-      Labels labels = NetdevLabels(device, port);
-      auto check = [&](const char* name, bool ok) {
-        sink.Gauge(metric::kRoceConfigOk, kOkHelp, With(labels, "check", name), ok ? 1 : 0);
-      };
-
-      if (auto gid = HasRoutableRoceV2Gid(ctx, port)) check("roce_v2_gid_present", *gid);
-
-      if (kernel != nullptr && kernel->netdev != nullptr) {
-        NetdevState state;
-        if (kernel->netdev->Read(port.netdev, &state) == 0 && state.mtu) {
-          check("mtu_at_least_4200", *state.mtu >= min_mtu_);
-        }
-      }
-
-      // NCCL on RoCE wants the 4096-byte path MTU; the port gets it only when the netdev MTU
-      // leaves room for the RoCE headers (>= 4200).
-      if (kernel != nullptr && kernel->verbs != nullptr) {
-        VerbsDevice verbs;
-        if (kernel->verbs->ReadDevice(device.name, &verbs) == 0) {
-          for (const auto& vport : verbs.ports) {
-            if (vport.port == port.number && vport.active_mtu_bytes != 0) {
-              check("active_mtu_at_least_4096", vport.active_mtu_bytes >= 4096);
-            }
-          }
-        }
-      }
-
-      // PFC and trust live on the PF; a VF's netdev has no DCB of its own.
-      if (!device.physfn.empty() || kernel == nullptr || kernel->dcb == nullptr) continue;
-      DcbConfig dcb;
-      int err = kernel->dcb->Read(port.netdev, &dcb);
-      if (err != 0 || !dcb.supported) continue;  // the dcb collector reports these
-      check("trust_dscp", dcb.dscp_entries > 0);
-
-      if (!nccl_ib_tc_) continue;
-      int dscp = *nccl_ib_tc_ >> 2;  // the TOS byte's upper 6 bits; the low 2 are ECN
-      // In DSCP trust the NIC maps DSCP to priority through the APP table; in PCP trust the
-      // priority comes from the VLAN PCP / NCCL_IB_SL, which the exporter cannot see.
-      if (dcb.dscp_entries == 0 || dcb.dscp_to_priority[dscp] < 0) continue;
-      int priority = dcb.dscp_to_priority[dscp];
-      sink.Gauge(metric::kNcclPriority,
-                 "The L2 priority NCCL's traffic (--nccl.ib-tc, DSCP = TC >> 2) maps to on this "
-                 "port through the live DSCP-to-priority map.",
-                 labels, priority);
-      if (dcb.pfc_known) {
-        check("pfc_on_nccl_priority", (dcb.pfc_enabled >> priority) & 1);
-        check("pfc_only_on_nccl_priority", dcb.pfc_enabled == (1u << priority));
-      }
-      if (auto np = EcnEnabled(ctx, port.netdev, "roce_np", priority)) {
-        check("ecn_np_on_nccl_priority", *np);
-      }
-      if (auto rp = EcnEnabled(ctx, port.netdev, "roce_rp", priority)) {
-        check("ecn_rp_on_nccl_priority", *rp);
+      std::vector<Check> port_checks = PortChecks(ctx, kernel, device, port, min_mtu_);
+      // On a RoCE LAG port QoS lives on the bond's slaves: one set of checks per slave.
+      for (const auto& netdev : PhysicalNetdevs(port)) {
+        Labels labels = PhysicalNetdevLabels(device, port, netdev);
+        for (const auto& [name, ok] : port_checks)
+          EmitCheck(sink, labels, name, ok);
+        // PFC and trust live on the PF; a VF's netdev has no DCB of its own.
+        if (!device.physfn.empty() || kernel == nullptr || kernel->dcb == nullptr) continue;
+        QosChecks(ctx, *kernel->dcb, netdev.name, labels, sink);
       }
     }
   }

@@ -4,6 +4,8 @@
 // priority the live DSCP->priority map (DCB APP table) gives it: rdma_nccl_priority. Each check
 // is rdma_roce_config_ok{device,port,netdev,check} = 1 (ok) or 0 (bad); a check whose input is
 // unknown (no DCB, no OFED ECN files, no TC given) is not exported rather than reported bad.
+// On a RoCE LAG port (netdev a bond) DCB and ECN are read from each slave, and every check is
+// exported once per slave with labels {device, port, netdev=<slave>, bond=<bond>}.
 #pragma once
 
 #include "rdma_exporter/collector.h"
@@ -23,6 +25,9 @@ class RoceConfigCollector : public Collector {
   bool Collect(const Inventory& inventory, CollectContext& ctx, MetricSink& sink) override;
 
  private:
+  void QosChecks(CollectContext& ctx, DcbReader& reader, const std::string& netdev,
+                 const Labels& labels, MetricSink& sink) const;
+
   std::optional<int> nccl_ib_tc_;
   unsigned min_mtu_;
 };

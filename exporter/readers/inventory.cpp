@@ -73,7 +73,65 @@ std::string FindEthernetNetdev(SysfsReader& sysfs, const DeviceInfo& device, con
   return "";
 }
 
+// The lower_<name> links of an upper netdev, in directory (name) order.
+int ListLowerLinks(SysfsReader& sysfs, const std::string& dir, std::vector<std::string>* lowers) {
+  std::vector<std::string> names;
+  int err = sysfs.ListDir(dir, &names);
+  if (err != 0) return err;
+  constexpr std::string_view kLower = "lower_";
+  for (const auto& name : names) {
+    if (name.size() > kLower.size() && name.compare(0, kLower.size(), kLower) == 0) {
+      lowers->push_back(name.substr(kLower.size()));
+    }
+  }
+  return 0;
+}
+
 }  // namespace
+
+std::vector<PhysicalNetdev> PhysicalNetdevs(const PortInfo& port) {
+  std::vector<PhysicalNetdev> out;
+  if (port.netdev.empty()) return out;
+  if (port.bond_slaves.empty()) {
+    out.push_back({port.netdev, ""});
+    return out;
+  }
+  for (const auto& slave : port.bond_slaves)
+    out.push_back({slave, port.netdev});
+  return out;
+}
+
+std::vector<std::string> FindBondSlaves(SysfsReader& sysfs, const std::string& netdev,
+                                        std::vector<DiscoveryError>* errors) {
+  std::vector<std::string> slaves;
+  const std::string dir = JoinPath("class/net", netdev);
+  // One access() per port and poll on the common case: bonds and teams are virtual devices
+  // (devices/virtual/net/...) without a `device` link, physical netdevs have one.
+  if (sysfs.Exists(JoinPath(dir, "device"))) return slaves;
+  std::string text;
+  const std::string slaves_file = JoinPath(dir, "bonding/slaves");
+  int err = sysfs.ReadFile(slaves_file, &text);
+  if (err == 0) {
+    // bond_sysfs.c prints "<slave> " per slave with the last space turned into a newline, and
+    // "++more++" when a page cannot hold them all.
+    for (std::string_view rest = text; !(rest = Trim(rest)).empty();) {
+      size_t end = rest.find_first_of(" \t\n");
+      std::string_view name = rest.substr(0, end);
+      if (name != "++more++") slaves.emplace_back(name);
+      if (end == std::string_view::npos) break;
+      rest.remove_prefix(end);
+    }
+    return slaves;
+  }
+  if (err != ENOENT) {
+    errors->push_back({slaves_file, err});
+    return slaves;
+  }
+  // Not a bond (a team, or a bond whose bonding/ group is missing): any upper device's lowers.
+  err = ListLowerLinks(sysfs, dir, &slaves);
+  if (err != 0 && err != ENOENT) errors->push_back({dir, err});
+  return slaves;
+}
 
 bool DeviceFilter::Accepts(const std::string& device) const {
   if (include && !std::regex_match(device, *include)) return false;
@@ -134,8 +192,12 @@ Inventory DiscoverInventory(SysfsReader& sysfs, const DeviceFilter& filter,
     }
     std::sort(device.ports.begin(), device.ports.end(),
               [](const PortInfo& a, const PortInfo& b) { return a.number < b.number; });
-    for (auto& port : device.ports)
+    for (auto& port : device.ports) {
       port.netdev = FindNetdev(sysfs, device, port);
+      if (port.link_layer == "Ethernet" && !port.netdev.empty()) {
+        port.bond_slaves = FindBondSlaves(sysfs, port.netdev, errors);
+      }
+    }
     inventory.devices.push_back(std::move(device));
   }
   return inventory;

@@ -74,7 +74,9 @@ std::string CounterName(std::string_view family) {
 std::string LabelSuffix(const LabelMap& labels) {
   std::vector<std::string> extra;
   for (const auto& [name, value] : labels) {
-    if (name != "device" && name != "port" && name != "netdev") extra.push_back(name + "=" + value);
+    if (name != "device" && name != "port" && name != "netdev" && name != "bond") {
+      extra.push_back(name + "=" + value);
+    }
   }
   return extra.empty() ? "" : "{" + Join(extra, ",") + "}";
 }
@@ -87,14 +89,16 @@ std::string SubjectOf(const LabelMap& labels) {
   return s;
 }
 
-// The subject of a sample: its port as the other checks name it ("mlx5_0/1 (ens1f0np0)"), or
-// its device for device-level samples (PCIe).
+// The subject of a sample: its port as the other checks name it ("mlx5_0/1 (ens1f0np0)"; a
+// RoCE LAG slave's sample "mlx5_bond_0/1 (bond0: ens1f0np0)"), or its device for device-level
+// samples (PCIe).
 std::string SubjectFor(const NodeView& v, const LabelMap& labels) {
   std::string device = LabelOf(labels, "device"), port = LabelOf(labels, "port");
+  PhysicalNetdev slave{LabelOf(labels, "netdev"), LabelOf(labels, "bond")};
   for (const auto& d : v.inventory().devices) {
     if (d.name != device) continue;
     for (const auto& p : d.ports) {
-      if (std::to_string(p.number) == port) return NodeView::Subject(d, p);
+      if (std::to_string(p.number) == port) return NodeView::Subject(d, p, slave);
     }
   }
   return SubjectOf(labels);

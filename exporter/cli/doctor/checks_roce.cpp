@@ -1,6 +1,7 @@
 // Checks of the RoCE configuration NCCL needs (roce_config, dcb, ecn, netdev collectors): a
 // routable RoCE v2 GID, a jumbo MTU, and the lossless setup of the NCCL priority (PFC, DSCP
 // trust, ECN).
+#include <algorithm>
 #include <set>
 
 #include "doctor_internal.h"
@@ -33,12 +34,20 @@ std::string RoceV2GidOf(NodeView& v, const DeviceInfo& d, const std::string& por
   return "";
 }
 
-// RoCE ports whose DCB lives on them (PFs), once per netdev.
+// The netdevs whose DCB RoCE PF ports use (a RoCE LAG port's: each slave of its bond), once
+// per netdev.
 struct DcbPort {
-  const DeviceInfo* device;
-  const PortInfo* port;
-  LabelMap key;  // device, port, netdev
+  std::string subject;  // "mlx5_0/1 (ens1f0np0)", "mlx5_bond_0/1 (bond0: ens1f0np0)"
+  LabelMap key;         // device, port, netdev
+  bool bond_slave = false;
 };
+
+// What a summary counts: "2 RoCE PF ports", or "2 RoCE PF netdevs (LAG slaves)" when a bonded
+// port's slaves are among them.
+std::string PfNetdevs(const std::vector<DcbPort>& ports) {
+  bool lag = std::any_of(ports.begin(), ports.end(), [](const DcbPort& p) { return p.bond_slave; });
+  return std::to_string(ports.size()) + (lag ? " RoCE PF netdevs (LAG slaves)" : " RoCE PF ports");
+}
 
 // The DCB-capable RoCE PF ports; SKIP items for those whose DCB cannot be checked (unreadable,
 // or a netdev without DCB), WARN for a port without a netdev.
@@ -55,16 +64,19 @@ std::vector<DcbPort> DcbPorts(NodeView& v, std::vector<Item>* items) {
                           "no netdev found for this RoCE port: its QoS cannot be read"});
         continue;
       }
-      if (!seen.insert(p.netdev).second) continue;
-      LabelMap key = {{"device", d.name}, {"port", std::to_string(p.number)}, {"netdev", p.netdev}};
-      auto supported = SampleValue(v.now, metric::kDcbSupported, key);
-      if (!supported) {
-        items->push_back({NodeView::Subject(d, p), Status::kSkip, NotChecked("DCB not readable")});
-      } else if (*supported == 0) {
-        items->push_back({NodeView::Subject(d, p), Status::kSkip,
-                          NotChecked("the netdev has no DCB (not a lossless-capable NIC)")});
-      } else {
-        out.push_back({&d, &p, key});
+      for (const auto& n : PhysicalNetdevs(p)) {
+        if (!seen.insert(n.name).second) continue;
+        LabelMap key = {{"device", d.name}, {"port", std::to_string(p.number)}, {"netdev", n.name}};
+        std::string subject = NodeView::Subject(d, p, n);
+        auto supported = SampleValue(v.now, metric::kDcbSupported, key);
+        if (!supported) {
+          items->push_back({subject, Status::kSkip, NotChecked("DCB not readable")});
+        } else if (*supported == 0) {
+          items->push_back({subject, Status::kSkip,
+                            NotChecked("the netdev has no DCB (not a lossless-capable NIC)")});
+        } else {
+          out.push_back({subject, key, !n.bond.empty()});
+        }
       }
     }
   }
@@ -210,7 +222,7 @@ Check Pfc(NodeView& v) {
   std::vector<Item> items;
   auto ports = DcbPorts(v, &items);
   for (const auto& dp : ports) {
-    std::string subject = NodeView::Subject(*dp.device, *dp.port);
+    const std::string& subject = dp.subject;
     std::string enabled = PriorityList(v, metric::kPfcEnabled, dp.key);
     std::string why;
     auto prio = NcclPriority(v, dp.key, &why);
@@ -237,15 +249,14 @@ Check Pfc(NodeView& v) {
   size_t n = ports.size();
   return Finish("pfc", std::move(items),
                 n == 0 ? "no RoCE PF ports"
-                       : "PFC on the NCCL priority only on all " + std::to_string(n) +
-                             " RoCE PF ports" + v.tc_origin);
+                       : "PFC on the NCCL priority only on all " + PfNetdevs(ports) + v.tc_origin);
 }
 
 Check TrustDscp(NodeView& v) {
   std::vector<Item> items;
   auto ports = DcbPorts(v, &items);
   for (const auto& dp : ports) {
-    std::string subject = NodeView::Subject(*dp.device, *dp.port);
+    const std::string& subject = dp.subject;
     LabelMap k = dp.key;
     k["mode"] = "dscp";
     if (SampleValue(v.now, metric::kQosTrustInfo, k)) {
@@ -263,16 +274,15 @@ Check TrustDscp(NodeView& v) {
                          dscp + ":<priority> (a DSCP entry switches mlx5 to DSCP trust)"});
   }
   size_t n = ports.size();
-  return Finish(
-      "trust_dscp", std::move(items),
-      n == 0 ? "no RoCE PF ports" : "trust dscp on all " + std::to_string(n) + " RoCE PF ports");
+  return Finish("trust_dscp", std::move(items),
+                n == 0 ? "no RoCE PF ports" : "trust dscp on all " + PfNetdevs(ports));
 }
 
 Check Ecn(NodeView& v) {
   std::vector<Item> items;
   auto ports = DcbPorts(v, &items);
   for (const auto& dp : ports) {
-    std::string subject = NodeView::Subject(*dp.device, *dp.port);
+    const std::string& subject = dp.subject;
     std::string np = PriorityList(v, metric::kEcnEnabled, dp.key, {{"role", "np"}});
     std::string rp = PriorityList(v, metric::kEcnEnabled, dp.key, {{"role", "rp"}});
     if (!FindSample(v.now, metric::kEcnEnabled, dp.key)) {
@@ -292,8 +302,7 @@ Check Ecn(NodeView& v) {
   size_t n = ports.size();
   return Finish("ecn", std::move(items),
                 n == 0 ? "no RoCE PF ports"
-                       : "ECN on the NCCL priority on all " + std::to_string(n) + " RoCE PF ports" +
-                             v.tc_origin);
+                       : "ECN on the NCCL priority on all " + PfNetdevs(ports) + v.tc_origin);
 }
 
 }  // namespace rdma_exporter::doctor

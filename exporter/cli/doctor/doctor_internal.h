@@ -74,6 +74,9 @@ struct NodeView {
   static LabelMap Port(const DeviceInfo& d, const PortInfo& p);
   // "mlx5_0/1 (ens1f0np0)": how every check names a port.
   static std::string Subject(const DeviceInfo& d, const PortInfo& p);
+  // A port's physical netdev: "mlx5_0/1 (ens1f0np0)", or for a RoCE LAG slave
+  // "mlx5_bond_0/1 (bond0: ens1f0np0)".
+  static std::string Subject(const DeviceInfo& d, const PortInfo& p, const PhysicalNetdev& n);
   // A label of the device's rdma_device_info sample ("fw_ver", "hca_type"), "" when absent.
   std::string DeviceLabel(const DeviceInfo& d, const char* label) const;
   static bool IsRoce(const PortInfo& p) { return p.link_layer == "Ethernet"; }

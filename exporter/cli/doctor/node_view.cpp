@@ -25,6 +25,11 @@ std::string NodeView::Subject(const DeviceInfo& d, const PortInfo& p) {
   return d.name + "/" + std::to_string(p.number) + (p.netdev.empty() ? "" : " (" + p.netdev + ")");
 }
 
+std::string NodeView::Subject(const DeviceInfo& d, const PortInfo& p, const PhysicalNetdev& n) {
+  if (n.bond.empty()) return Subject(d, p);
+  return d.name + "/" + std::to_string(p.number) + " (" + n.bond + ": " + n.name + ")";
+}
+
 std::string NodeView::DeviceLabel(const DeviceInfo& d, const char* label) const {
   const auto* s = FindSample(now, metric::kDeviceInfo, {{"device", d.name}});
   if (s == nullptr) return "";

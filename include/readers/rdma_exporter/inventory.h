@@ -20,7 +20,20 @@ struct PortInfo {
   std::string dir;         // sysfs path of ports/<N>, relative to the sysfs root
   std::string link_layer;  // "InfiniBand", "Ethernet" or "" if unreadable
   std::string netdev;      // ibdev2netdev logic; empty when none
+  // RoCE LAG (mlx5_bond_0 on bond0): the port's netdev is a bond, which has no ethtool
+  // statistics, DCB or ECN of its own; these are its slaves (lower netdevs), in kernel order,
+  // which do. Empty when the netdev is not an upper device.
+  std::vector<std::string> bond_slaves;
 };
+
+// A netdev holding a port's physical-port state (ethtool statistics, DCB, ECN): the port's own
+// netdev, or on a RoCE LAG port each slave of its bond.
+struct PhysicalNetdev {
+  std::string name;
+  std::string bond;  // the port's netdev when `name` is one of its slaves, else empty
+};
+// The port's physical netdevs: its bond's slaves, or its netdev; none when it has no netdev.
+std::vector<PhysicalNetdev> PhysicalNetdevs(const PortInfo& port);
 
 struct DeviceInfo {
   std::string name;         // mlx5_0
@@ -55,5 +68,13 @@ Inventory DiscoverInventory(SysfsReader& sysfs, const DeviceFilter& filter,
 // gid_attrs/ndevs/0; rxe names it in the device's `parent` file; IPoIB netdevs are matched by
 // the port GID's GUID against the last 8 bytes of the netdev's 20-byte hardware address.
 std::string FindNetdev(SysfsReader& sysfs, const DeviceInfo& device, const PortInfo& port);
+
+// The lower netdevs of an upper netdev (a bond or team, as in RoCE LAG): the bonding driver's
+// class/net/<netdev>/bonding/slaves (space-separated, kernel order), else the netdev's
+// lower_<name> links (created for every upper device by net/core/dev.c). Empty for a netdev
+// with a `device` link (a PCI function's own netdev is never an upper device) or without lower
+// netdevs. Read errors other than ENOENT are appended to *errors.
+std::vector<std::string> FindBondSlaves(SysfsReader& sysfs, const std::string& netdev,
+                                        std::vector<DiscoveryError>* errors);
 
 }  // namespace rdma_exporter
