@@ -28,12 +28,14 @@ import time
 import zlib
 
 # Ports -> rdma_fabric_sim topology (mlx5; PFs alternate RoCE/InfiniBand). Beyond 64 ports the
-# extra ports are SR-IOV VFs of PF 0 (the simulator's maximum is 64 VFs), one port each.
+# extra ports are SR-IOV VFs of PF 0 (the simulator's maximum is 64 VFs), one port each. No LAG
+# or E810 (the demo fabric's extra NICs), so the port count is exact.
+NO_EXTRA_NICS = ["--lag", "0", "--e810", "0"]
 TOPOLOGY = {
-    1: ["--devices", "1", "--vfs", "0"],
-    8: ["--devices", "8", "--vfs", "0"],
-    64: ["--devices", "64", "--vfs", "0"],
-    256: ["--devices", "192", "--vfs", "64"],
+    1: ["--devices", "1", "--vfs", "0"] + NO_EXTRA_NICS,
+    8: ["--devices", "8", "--vfs", "0"] + NO_EXTRA_NICS,
+    64: ["--devices", "64", "--vfs", "0"] + NO_EXTRA_NICS,
+    256: ["--devices", "192", "--vfs", "64"] + NO_EXTRA_NICS,
 }
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 

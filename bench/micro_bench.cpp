@@ -110,6 +110,8 @@ class Trees {
     // Up to 64 ports: PFs only; beyond, 64 of them are SR-IOV VFs of PF 0 (one port each).
     config.vfs = ports > 64 ? 64 : 0;
     config.devices = ports - config.vfs;
+    config.lag = 0;  // exactly `ports` ports: no LAG or E810 of the demo fabric
+    config.e810 = 0;
     FabricSim sim(config);
     std::string error;
     if (!sim.WriteInitialTree(&error)) return "";

@@ -239,6 +239,8 @@ class SimNode {
     config.root = dir_.path();
     config.devices = 2;
     config.vfs = 0;
+    config.lag = 0;  // just the two ConnectX-7 PFs, without the demo's LAG and E810 NICs
+    config.e810 = 0;
     config.link_layer = link_layer;
     config.scenario = scenario;
     config.fault_device = "mlx5_0";

@@ -24,6 +24,10 @@ std::string SimUsage() {
       "  --devices N           physical functions / rxe devices (default 8)\n"
       "  --ports P             ports per PF (default 1)\n"
       "  --vfs V               SR-IOV VFs of the first PF, one RDMA device each (default 1)\n"
+      "  --lag N               RoCE LAG NICs: mlx5_bond_N on bondN over two ConnectX-6 Dx\n"
+      "                        PFs (mlx5 layout, default 1)\n"
+      "  --e810 N              Intel E810 RoCE NICs: irdma device on an ice netdev (mlx5\n"
+      "                        layout, default 1)\n"
       "  --layout mlx5|rxe     device type (default mlx5)\n"
       "  --link-layer mixed|roce|ib\n"
       "                        mixed: even PFs RoCE/Ethernet, odd PFs InfiniBand (default)\n"
@@ -196,6 +200,14 @@ constexpr FlagDef kFlags[] = {
     {"--ports",
      [](const std::string& v, ParsedFlags& f, std::string* why) {
        return SetInt(v, 1, 64, "expected an integer 1..64", &f.config.ports, why);
+     }},
+    {"--lag",
+     [](const std::string& v, ParsedFlags& f, std::string* why) {
+       return SetInt(v, 0, 8, "expected an integer 0..8", &f.config.lag, why);
+     }},
+    {"--e810",
+     [](const std::string& v, ParsedFlags& f, std::string* why) {
+       return SetInt(v, 0, 8, "expected an integer 0..8", &f.config.e810, why);
      }},
     {"--vfs",
      [](const std::string& v, ParsedFlags& f, std::string* why) {

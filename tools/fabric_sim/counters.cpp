@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <tuple>
 
 #include "format.h"
 
@@ -83,6 +84,61 @@ constexpr CounterDef kRxeHwCounters[] = {
     {"rdma_recvs", 64, kWrap},
 };
 
+// irdma hw_counters of a gen2 device (E810), irdma_hw_stat_descs[] of 6.x kernels (verbs.c):
+// gen1 32- and 64-bit, then gen2. The driver accumulates the hardware deltas into 64 bits.
+constexpr CounterDef kIrdmaHwCounters[] = {
+    {"ip4InDiscards", 64, kWrap},
+    {"ip4InTruncatedPkts", 64, kWrap},
+    {"ip4OutNoRoutes", 64, kWrap},
+    {"ip6InDiscards", 64, kWrap},
+    {"ip6InTruncatedPkts", 64, kWrap},
+    {"ip6OutNoRoutes", 64, kWrap},
+    {"rxVlanErrors", 64, kWrap},
+    {"ip4InOctets", 64, kWrap},
+    {"ip4InPkts", 64, kWrap},
+    {"ip4InReasmRqd", 64, kWrap},
+    {"ip4InMcastPkts", 64, kWrap},
+    {"ip4OutOctets", 64, kWrap},
+    {"ip4OutPkts", 64, kWrap},
+    {"ip4OutSegRqd", 64, kWrap},
+    {"ip4OutMcastPkts", 64, kWrap},
+    {"ip6InOctets", 64, kWrap},
+    {"ip6InPkts", 64, kWrap},
+    {"ip6InReasmRqd", 64, kWrap},
+    {"ip6InMcastPkts", 64, kWrap},
+    {"ip6OutOctets", 64, kWrap},
+    {"ip6OutPkts", 64, kWrap},
+    {"ip6OutSegRqd", 64, kWrap},
+    {"ip6OutMcastPkts", 64, kWrap},
+    {"InRdmaReads", 64, kWrap},
+    {"InRdmaSends", 64, kWrap},
+    {"InRdmaWrites", 64, kWrap},
+    {"OutRdmaReads", 64, kWrap},
+    {"OutRdmaSends", 64, kWrap},
+    {"OutRdmaWrites", 64, kWrap},
+    {"RdmaBnd", 64, kWrap},
+    {"RdmaInv", 64, kWrap},
+    {"cnpHandled", 64, kWrap},
+    {"cnpIgnored", 64, kWrap},
+    {"cnpSent", 64, kWrap},
+    {"ip4InMcastOctets", 64, kWrap},
+    {"ip4OutMcastOctets", 64, kWrap},
+    {"ip6InMcastOctets", 64, kWrap},
+    {"ip6OutMcastOctets", 64, kWrap},
+    {"RxUDP", 64, kWrap},
+    {"TxUDP", 64, kWrap},
+    {"RxECNMrkd", 64, kWrap},
+    {"RetransSegs", 64, kWrap},
+    {"InOptErrors", 64, kWrap},
+    {"InProtoErrors", 64, kWrap},
+    {"InSegs", 64, kWrap},
+    {"OutSegs", 64, kWrap},
+};
+
+constexpr const char* kIcePrioStatFormats[kIcePrioStatCount] = {
+    "tx_priority_%d_xon.nic", "tx_priority_%d_xoff.nic", "rx_priority_%d_xon.nic",
+    "rx_priority_%d_xoff.nic"};
+
 constexpr const char* kPrioStatFormats[kPrioStatCount] = {
     "rx_prio%d_bytes",          "rx_prio%d_packets",
     "rx_prio%d_discards",       "tx_prio%d_bytes",
@@ -111,6 +167,15 @@ void InitEth(Port& p) {
   p.eth.clear();
   for (const char* n : kNetdevTrafficStats)
     p.eth[n] = Counter{0, 64, kWrap, false};
+  if (p.kind == PortKind::kE810) {
+    for (const char* n : kIceEthtoolStats)
+      p.eth[n] = Counter{0, 64, kWrap, false};
+    for (int k = 0; k < kIcePrioStatCount; ++k) {
+      for (int q = 0; q < 8; ++q)
+        p.eth[IcePrioName(static_cast<IcePrioStat>(k), q)] = Counter{0, 64, kWrap, false};
+    }
+    return;
+  }
   if (!p.roce_pf) return;
   for (const CounterDef& d : kEthtoolPortStats)
     p.eth[d.name] = Counter{0, d.bits, d.overflow, false};
@@ -164,10 +229,108 @@ void AddPriorityTraffic(Port& p, const PfTraffic& t) {
   BumpEth(p, PrioName(kRxPrioPackets, kCnpPrio), t.cnp_rx);
   BumpEth(p, PrioName(kTxPrioBytes, kCnpPrio), t.cnp_tx * 64);
   BumpEth(p, PrioName(kTxPrioPackets, kCnpPrio), t.cnp_tx);
+  BumpEth(p, "rx_vport_rdma_unicast_bytes", t.rdma_rx + t.cnp_rx * 64);
+  BumpEth(p, "rx_vport_rdma_unicast_packets", t.rdma_rx / 4096 + t.cnp_rx);
+  BumpEth(p, "tx_vport_rdma_unicast_bytes", t.rdma_tx + t.cnp_tx * 64);
+  BumpEth(p, "tx_vport_rdma_unicast_packets", t.rdma_tx / 4096 + t.cnp_tx);
   BumpEth(p, "rx_bytes_phy", t.rdma_rx + t.kernel_rx + t.cnp_rx * 64);
   BumpEth(p, "rx_packets_phy", t.rdma_rx / 4096 + t.kernel_rx / 800 + t.cnp_rx);
   BumpEth(p, "tx_bytes_phy", t.rdma_tx + t.kernel_tx + t.cnp_tx * 64);
   BumpEth(p, "tx_packets_phy", t.rdma_tx / 4096 + t.kernel_tx / 800 + t.cnp_tx);
+}
+
+// FEC-corrected bits: the total and its even split over the four lanes (no extra PRNG draw,
+// so the totals are the same as before the lanes were modelled).
+void AddCorrectedBits(Port& p, uint64_t bits) {
+  BumpEth(p, "rx_corrected_bits_phy", bits);
+  for (size_t lane = 0; lane < std::size(kLaneErrorStats); ++lane)
+    BumpEth(p, kLaneErrorStats[lane], bits / 4 + (lane == 0 ? bits % 4 : 0));
+}
+
+// E810: the port's MAC counters (".nic") see all traffic, RoCE included; the VSI (netdev)
+// counters and queue 0 only the kernel path. RoCE frames (4 KiB MTU) count as "big".
+void AddIceTraffic(Port& p, uint64_t rdma_rx, uint64_t rdma_tx, uint64_t sw_rx, uint64_t sw_tx) {
+  AddKernelPathTraffic(p, sw_rx, sw_tx);
+  for (const auto& [dir, rdma, sw] : {std::tuple{"rx", rdma_rx, sw_rx}, {"tx", rdma_tx, sw_tx}}) {
+    const std::string d = dir;
+    BumpEth(p, d + "_unicast", sw / 800);
+    BumpEth(p, d + "_queue_0_packets", sw / 800);
+    BumpEth(p, d + "_queue_0_bytes", sw);
+    BumpEth(p, d + "_bytes.nic", rdma + sw);
+    BumpEth(p, d + "_unicast.nic", rdma / 4096 + sw / 800);
+    BumpEth(p, d + "_size_big.nic", rdma / 4096);
+    BumpEth(p, d + "_size_1023.nic", sw / 800);
+  }
+}
+
+// One tick of E810 PFC frames: XOFF (and the XON that ends it) on the PFC priorities; the
+// data priority pauses now and then as on the mlx5 ports. Without PFC on it, it drops.
+void IcePfcTick(Port& p, double dt) {
+  Rng& r = p.eth_rng;
+  for (int q = 0; q < 8; ++q) {
+    if ((p.pfc_mask & (1u << q)) == 0) continue;
+    const uint64_t rx = q == kDataPrio && r.Chance(0.4) ? r.Uniform(1, PerTick(200, dt))
+                        : r.Chance(0.01)                ? 1
+                                                        : 0;
+    const uint64_t tx = q == kDataPrio && r.Chance(0.2) ? r.Uniform(1, PerTick(50, dt)) : 0;
+    BumpEth(p, IcePrioName(kIceRxXoff, q), rx);
+    BumpEth(p, IcePrioName(kIceRxXon, q), (rx + 2) / 3);
+    BumpEth(p, IcePrioName(kIceTxXoff, q), tx);
+    BumpEth(p, IcePrioName(kIceTxXon, q), (tx + 2) / 3);
+  }
+  if ((p.pfc_mask & (1u << kDataPrio)) == 0) {
+    BumpEth(p, "rx_dropped.nic", r.Uniform(0, PerTick(3000, dt)));
+  }
+  if (r.Chance(0.002)) BumpEth(p, "rx_crc_errors.nic", 1);
+}
+
+// The irdma hw_counters of RDMA traffic: RoCE v2 over IPv4 (UDP), 4 KiB packets.
+void AddIrdmaTraffic(Port& p, uint64_t tx, uint64_t rx, uint64_t cnp) {
+  const uint64_t tx_pkts = tx / 4096;
+  const uint64_t rx_pkts = rx / 4096;
+  Bump(p, "hw_counters/ip4InOctets", rx);
+  Bump(p, "hw_counters/ip4InPkts", rx_pkts);
+  Bump(p, "hw_counters/RxUDP", rx_pkts);
+  Bump(p, "hw_counters/ip4OutOctets", tx);
+  Bump(p, "hw_counters/ip4OutPkts", tx_pkts);
+  Bump(p, "hw_counters/TxUDP", tx_pkts);
+  Bump(p, "hw_counters/InRdmaWrites", rx_pkts * 6 / 10);
+  Bump(p, "hw_counters/InRdmaReads", rx_pkts / 10);
+  Bump(p, "hw_counters/InRdmaSends", rx_pkts / 20);
+  Bump(p, "hw_counters/OutRdmaWrites", tx_pkts * 6 / 10);
+  Bump(p, "hw_counters/OutRdmaReads", tx_pkts / 10);
+  Bump(p, "hw_counters/OutRdmaSends", tx_pkts / 20);
+  Bump(p, "hw_counters/RxECNMrkd", cnp);
+  Bump(p, "hw_counters/cnpSent", cnp);
+  Bump(p, "hw_counters/cnpHandled", cnp);
+}
+
+// One tick of an E810 port: irdma hw_counters, then the ice `ethtool -S` statistics.
+void E810Traffic(const SimConfig& cfg, Port& p, uint64_t tx, uint64_t rx) {
+  const double dt = cfg.interval_seconds;
+  Rng& r = p.rng;
+  AddIrdmaTraffic(p, tx, rx, r.Chance(0.05) ? r.Uniform(1, 50) : 0);
+  if (r.Chance(0.01)) Bump(p, "hw_counters/cnpIgnored", 1);
+  if (r.Chance(0.005)) Bump(p, "hw_counters/RetransSegs", 1);
+  const uint64_t sw_rx = PerTick(kSwBytesPerSecond * (0.5 + p.eth_rng.Unit()), dt);
+  AddIceTraffic(p, rx, tx, sw_rx, sw_rx / 2);
+  IcePfcTick(p, dt);
+}
+
+// The E810 counters of `uptime` seconds before the simulation starts.
+void E810History(Port& p, double uptime) {
+  const auto u = static_cast<uint64_t>(uptime);
+  const auto rx = static_cast<uint64_t>(p.rx_rate * uptime);
+  const auto tx = static_cast<uint64_t>(p.tx_rate * uptime);
+  const auto sw_rx = static_cast<uint64_t>(kSwBytesPerSecond * uptime);
+  AddIrdmaTraffic(p, tx, rx, u / 50);
+  AddIceTraffic(p, rx, tx, sw_rx, sw_rx / 2);
+  const uint64_t rx_xoff = u * p.eth_rng.Uniform(10, 60);
+  const uint64_t tx_xoff = u * p.eth_rng.Uniform(2, 20);
+  BumpEth(p, IcePrioName(kIceRxXoff, kDataPrio), rx_xoff);
+  BumpEth(p, IcePrioName(kIceRxXon, kDataPrio), rx_xoff / 3);
+  BumpEth(p, IcePrioName(kIceTxXoff, kDataPrio), tx_xoff);
+  BumpEth(p, IcePrioName(kIceTxXon, kDataPrio), tx_xoff / 3);
 }
 
 // The netdev statistics of `uptime` seconds before the simulation starts.
@@ -194,7 +357,9 @@ void EthHistory(const SimConfig& cfg, Port& p, double uptime) {
   BumpEth(p, PrioName(kTxPrioPause, kDataPrio), tx_pause);
   BumpEth(p, PrioName(kTxPrioPauseDuration, kDataPrio), tx_pause * r.Uniform(5, 15));
   BumpEth(p, PrioName(kRxPrioMarked, kDataPrio), u * r.Uniform(1, 5));
-  BumpEth(p, "rx_corrected_bits_phy", u * r.Uniform(500, 3000));
+  AddCorrectedBits(p, u * r.Uniform(500, 3000));
+  BumpEth(p, "rx_vport_rdma_multicast_packets", u / 100);
+  BumpEth(p, "rx_vport_rdma_multicast_bytes", u / 100 * 256);
   BumpEth(p, "rx_buffer_passed_thres_phy", u / r.Uniform(10, 100));
   BumpEth(p, "rx_out_of_buffer", u / r.Uniform(10, 100));
   BumpEth(p, "outbound_pci_stalled_rd_events", u / 86400);
@@ -239,7 +404,7 @@ void EthPfcTick(Port& p, double dt) {
 void EthPhysicalTick(Port& p, double dt) {
   Rng& r = p.eth_rng;
   // Physical layer: FEC corrects a few thousand bits per second; rare real errors.
-  BumpEth(p, "rx_corrected_bits_phy", r.Uniform(0, PerTick(4000, dt)));
+  AddCorrectedBits(p, r.Uniform(0, PerTick(4000, dt)));
   if (r.Chance(0.002)) BumpEth(p, "rx_symbol_err_phy", 1);
   if (r.Chance(0.002)) BumpEth(p, "rx_crc_errors_phy", 1);
   if (r.Chance(0.0005)) BumpEth(p, "rx_pcs_symbol_err_phy", 1);
@@ -362,7 +527,62 @@ void CounterHistory(const SimConfig& cfg, Port& p, double uptime) {
   }
 }
 
+// The RDMA bytes of port `p` in one tick (rate +-20 %); false while the link is down.
+bool TickBytes(const SimConfig& cfg, Port& p, uint64_t* tx, uint64_t* rx) {
+  if (!p.up) return false;
+  const double dt = cfg.interval_seconds;
+  Rng& r = p.rng;
+  *tx = static_cast<uint64_t>(p.tx_rate * dt * (0.8 + 0.4 * r.Unit()));
+  *rx = static_cast<uint64_t>(p.rx_rate * dt * (0.8 + 0.4 * r.Unit()));
+  return true;
+}
+
+// The bond netdev's statistics are the sums over its slaves (bond_get_stats).
+void SumSlaveStats(Device& d) {
+  Port& bond = d.ports[0];
+  for (const char* name : {"rx_packets", "rx_bytes", "tx_packets", "tx_bytes", "rx_crc_errors_phy",
+                           "tx_errors_phy", "rx_discards_phy", "rx_out_of_buffer"}) {
+    uint64_t sum = 0;
+    for (const Port& slave : d.slaves)
+      sum += EthValue(slave, name);
+    bond.eth[name].value = sum;
+  }
+}
+
+// One tick of a RoCE LAG: the RDMA port's counters (PMA, hw_counters) count the traffic of
+// both slaves; the flows hash 40-60 % onto the first slave, all onto the one up if the other
+// is down. The bond is up while a slave is.
+void LagTraffic(const SimConfig& cfg, Device& d) {
+  Port& bond = d.ports[0];
+  Port& first = d.slaves[0];
+  Port& second = d.slaves[1];
+  bond.up = first.up || second.up;
+  uint64_t tx = 0;
+  uint64_t rx = 0;
+  if (TickBytes(cfg, bond, &tx, &rx)) {
+    Mlx5Traffic(bond, cfg.interval_seconds, tx, rx);
+    const double share = !second.up ? 1.0 : (!first.up ? 0.0 : 0.4 + 0.2 * bond.rng.Unit());
+    const auto tx_first = static_cast<uint64_t>(static_cast<double>(tx) * share);
+    const auto rx_first = static_cast<uint64_t>(static_cast<double>(rx) * share);
+    if (first.up) EthTraffic(cfg, first, tx_first, rx_first);
+    if (second.up) EthTraffic(cfg, second, tx - tx_first, rx - rx_first);
+  }
+  SumSlaveStats(d);
+}
+
 }  // namespace
+
+const std::string& IcePrioName(IcePrioStat stat, int prio) {
+  static const auto kTable = [] {
+    std::array<std::array<std::string, 8>, kIcePrioStatCount> t;
+    for (int k = 0; k < kIcePrioStatCount; ++k) {
+      for (int q = 0; q < 8; ++q)
+        t[static_cast<size_t>(k)][static_cast<size_t>(q)] = Fmt(kIcePrioStatFormats[k], q);
+    }
+    return t;
+  }();
+  return kTable[static_cast<size_t>(stat)][static_cast<size_t>(prio & 7)];
+}
 
 const std::string& PrioName(PrioStat stat, int prio) {
   static const auto kTable = [] {
@@ -386,7 +606,11 @@ int AerBit(const char* const* names, std::string_view name) {
 
 void InitCounters(const SimConfig& cfg, Port& p, bool with_history) {
   p.counters.clear();
-  if (IsMlx5(cfg)) {
+  if (p.kind == PortKind::kE810) {  // irdma has no process_mad: no PMA counters
+    AddCounters(p, "hw_counters/", kIrdmaHwCounters, std::size(kIrdmaHwCounters));
+  } else if (p.kind == PortKind::kLagSlave) {
+    // A bonded PF has a netdev but no RDMA port: the LAG's counters are on mlx5_bond_N.
+  } else if (IsMlx5(cfg)) {
     AddCounters(p, "counters/", kPmaCounters, std::size(kPmaCounters));
     AddCounters(p, "hw_counters/", kMlx5HwCounters, std::size(kMlx5HwCounters));
   } else {
@@ -400,22 +624,34 @@ void InitCounters(const SimConfig& cfg, Port& p, bool with_history) {
   if (!with_history) return;  // freshly (re-)probed device: everything starts at zero
   // The port has been up for a while: from an hour to a week.
   const auto uptime = static_cast<double>(p.rng.Uniform(3600, 7 * 86400));
+  if (p.kind == PortKind::kE810) {
+    E810History(p, uptime);
+    return;
+  }
   EthHistory(cfg, p, uptime);
   CounterHistory(cfg, p, uptime);
 }
 
-void Traffic(const SimConfig& cfg, Port& p) {
-  if (!p.up) return;
-  const double dt = cfg.interval_seconds;
-  Rng& r = p.rng;
-  const auto tx = static_cast<uint64_t>(p.tx_rate * dt * (0.8 + 0.4 * r.Unit()));
-  const auto rx = static_cast<uint64_t>(p.rx_rate * dt * (0.8 + 0.4 * r.Unit()));
-  if (IsMlx5(cfg)) {
-    Mlx5Traffic(p, dt, tx, rx);
-  } else {
-    RxeTraffic(p, tx, rx);
+void DeviceTraffic(const SimConfig& cfg, Device& d) {
+  if (d.nic == Nic::kConnectX6DxLag) {
+    LagTraffic(cfg, d);
+    return;
   }
-  EthTraffic(cfg, p, tx, rx);
+  for (Port& p : d.ports) {
+    uint64_t tx = 0;
+    uint64_t rx = 0;
+    if (!TickBytes(cfg, p, &tx, &rx)) continue;
+    if (p.kind == PortKind::kE810) {
+      E810Traffic(cfg, p, tx, rx);
+      continue;
+    }
+    if (IsMlx5(cfg)) {
+      Mlx5Traffic(p, cfg.interval_seconds, tx, rx);
+    } else {
+      RxeTraffic(p, tx, rx);
+    }
+    EthTraffic(cfg, p, tx, rx);
+  }
 }
 
 void BumpEth(Port& p, const std::string& key, uint64_t n) {

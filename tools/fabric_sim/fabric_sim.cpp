@@ -29,6 +29,10 @@ bool RenderAll(SimState& s, std::string* error) {
       if (!RenderPortSysfs(s, d, p, error)) return false;
       if (!RenderPortFixtures(s, d, p, error)) return false;
     }
+    for (const Port& p : d.slaves) {
+      if (!RenderSlaveSysfs(s, d, p, error)) return false;
+      if (!RenderPortFixtures(s, d, p, error)) return false;
+    }
   }
   return true;
 }
@@ -38,13 +42,13 @@ bool ValidateConfig(const SimConfig& c, std::string* error) {
     *error = "root directory is empty";
     return false;
   }
-  if (c.devices < 1 || c.ports < 1 || c.vfs < 0 || c.gids_per_port < 1 ||
+  if (c.devices < 1 || c.ports < 1 || c.vfs < 0 || c.lag < 0 || c.e810 < 0 || c.gids_per_port < 1 ||
       !(c.interval_seconds > 0)) {
     *error = "invalid configuration (devices/ports >= 1, vfs >= 0, gids >= 1, interval > 0)";
     return false;
   }
-  if (c.devices > 256 || c.ports > 64 || c.vfs > 64) {
-    *error = "configuration too large (devices <= 256, ports <= 64, vfs <= 64)";
+  if (c.devices > 256 || c.ports > 64 || c.vfs > 64 || c.lag > 8 || c.e810 > 8) {
+    *error = "configuration too large (devices <= 256, ports <= 64, vfs <= 64, lag/e810 <= 8)";
     return false;
   }
   return true;
@@ -73,9 +77,7 @@ bool Step(SimState& s, std::string* error) {
   ++s.tick;
   if (!ApplyFaultTick(s, error)) return false;
   for (Device& d : s.devices) {
-    if (!d.present) continue;
-    for (Port& p : d.ports)
-      Traffic(s.cfg, p);
+    if (d.present) DeviceTraffic(s.cfg, d);
   }
   ApplyCounterEffects(s);
   if (!RenderAll(s, error)) return false;

@@ -26,6 +26,11 @@ struct SimConfig {
   // SR-IOV VFs of the first PF, each its own RDMA device named after the PFs (mlx5 only).
   int vfs = 1;
   Layout layout = Layout::Mlx5;
+  // Extra NICs of the mlx5 layout, numbered after the PFs and VFs: RoCE LAGs (two ConnectX-6
+  // Dx PFs bonded as bondN, one RDMA device mlx5_bond_N) and Intel E810 RoCE NICs (ice netdev,
+  // irdma RDMA device). The demo fabric has one of each; 0 leaves them out.
+  int lag = 1;
+  int e810 = 1;
   // Mixed: even-numbered PFs RoCE (Ethernet), odd-numbered PFs InfiniBand.
   LinkLayer link_layer = LinkLayer::Mixed;
   std::string scenario = "healthy";

@@ -20,9 +20,12 @@ Counter* FaultCounter(Device& d, const std::string& target) {
   if (d.ports.empty()) return nullptr;
   Port& p = d.ports[0];
   if (target.starts_with(kEthtoolPrefix)) {
-    if (!p.roce_pf) return nullptr;  // the full ethtool set exists on mlx5 RoCE PFs only
-    auto it = p.eth.find(target.substr(kEthtoolPrefix.size()));
-    return it == p.eth.end() ? nullptr : &it->second;
+    // The full ethtool sets exist on mlx5 RoCE PFs (and LAG slaves) and E810 ports only; a
+    // LAG's ethtool faults hit its first slave. A name the port's driver lacks is ignored.
+    Port& eth = FaultEthPort(d);
+    if (!eth.roce_pf && eth.kind != PortKind::kE810) return nullptr;
+    auto it = eth.eth.find(target.substr(kEthtoolPrefix.size()));
+    return it == eth.eth.end() ? nullptr : &it->second;
   }
   auto it = p.counters.find(target);
   return it == p.counters.end() ? nullptr : &it->second;
@@ -73,7 +76,7 @@ void ApplyCounterEffect(const SimConfig& cfg, Device& d, const Effect& e, bool i
   }
   Counter* c = FaultCounter(d, target);
   if (c == nullptr) return;
-  Rng& rng = target.starts_with(kEthtoolPrefix) ? d.ports[0].eth_rng : d.ports[0].rng;
+  Rng& rng = target.starts_with(kEthtoolPrefix) ? FaultEthPort(d).eth_rng : d.ports[0].rng;
   switch (e.kind) {
     case EffectKind::kAdd:
     case EffectKind::kAddRate:
@@ -117,21 +120,37 @@ void SetPortUp(Port& p, bool up) {
   }
 }
 
-// Removes device `d` from sysfs (and its netdevs' fixture files); it stops ticking.
+// Removes the netdevs of `ports` (class/net links and fixture files: ethtool/DCB report
+// ENODEV) and the PCI functions they sit on, if not the device's own.
+bool RemoveNetdevs(SimState& s, const std::vector<Port>& ports, std::string* error) {
+  for (const Port& p : ports) {
+    if (!s.writer.Remove("class/net/" + p.netdev, error) ||
+        !s.fixtures.Remove("ethtool/" + p.netdev, error) ||
+        !s.fixtures.Remove("dcb/" + p.netdev, error)) {
+      return false;
+    }
+    if (p.kind == PortKind::kLagBond &&
+        !s.writer.Remove("devices/virtual/net/" + p.netdev, error)) {
+      return false;
+    }
+    if (!p.pci.empty() && (!s.writer.Remove("bus/pci/devices/" + p.pci, error) ||
+                           !s.writer.Remove(p.pci_rel, error))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Removes device `d` from sysfs (and its netdevs' fixture files); it stops ticking. A LAG
+// takes its bond with it (a simplification: a real bond would stay, without slaves).
 bool RemoveDevice(SimState& s, Device& d, std::string* error) {
   d.present = false;
   TreeWriter& w = s.writer;
   if (!w.Remove("class/infiniband/" + d.name, error)) return false;
   if (s.mlx5()) {
-    for (const Port& p : d.ports) {
-      if (!w.Remove("class/net/" + p.netdev, error)) return false;
-    }
+    if (!RemoveNetdevs(s, d.ports, error) || !RemoveNetdevs(s, d.slaves, error)) return false;
     if (!w.Remove("bus/pci/devices/" + d.pci, error)) return false;
     if (!w.Remove(d.pci_rel, error)) return false;
-    for (const Port& p : d.ports) {  // the netdevs are gone: ethtool/DCB report ENODEV
-      if (!s.fixtures.Remove("ethtool/" + p.netdev, error)) return false;
-      if (!s.fixtures.Remove("dcb/" + p.netdev, error)) return false;
-    }
   } else {
     // Deleting an rxe link leaves the underlying Ethernet netdev in place.
     if (!w.Remove(IbRel(s.cfg, d), error)) return false;
@@ -183,7 +202,7 @@ bool ResolveFault(SimState& s, std::string* error) {
   // its own) is replaced by the first RoCE PF. Without any RoCE PF the effects find no
   // targets and the scenario does nothing.
   if (s.fault_index >= 0 && s.scenario != nullptr && s.mlx5() && IsRoceOnly(*s.scenario) &&
-      !s.fault().ports[0].roce_pf) {
+      !IsRoceNic(s.fault())) {
     for (const Device& d : s.devices) {
       if (d.ports[0].roce_pf) {
         s.fault_index = d.index;
@@ -204,10 +223,13 @@ void ApplyInitialSets(SimState& s, Device& d) {
 }
 
 void ApplyFaultState(SimState& s, Device& f, const FaultState& fs) {
-  SetPortUp(f.ports[0], fs.port_up);
+  // A LAG loses one slave's link (the bond and its RDMA port stay up on the other slave).
+  SetPortUp(FaultEthPort(f), fs.port_up);
   f.ports[0].half_width = fs.half_width;
   f.downtrained = fs.downtrained;
   ApplyFaultConfig(s.cfg, f.ports[0], fs);
+  for (Port& slave : f.slaves)  // QoS is configured on both PFs alike
+    ApplyFaultConfig(s.cfg, slave, fs);
 }
 
 void RestoreDevice(SimState& s, Device& d) {

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <string_view>
 #include <system_error>
+#include <utility>
 
 #include "counters.h"
 #include "format.h"
@@ -58,6 +59,11 @@ std::string RenderMlx5Ethtool(const Port& p) {
       PutStat(out, name, rx_pause);
     } else if (name == "tx_pause_ctrl_phy") {
       PutStat(out, name, tx_pause);
+    } else if (name == "rx_corrected_bits_phy") {  // the lanes' sum, whatever a fault adds
+      uint64_t bits = 0;
+      for (const char* lane : kLaneErrorStats)
+        bits += EthValue(p, lane);
+      PutStat(out, name, bits);
     } else {
       PutStat(out, name, EthValue(p, d.name));
     }
@@ -78,6 +84,22 @@ std::string RenderMlx5Ethtool(const Port& p) {
   for (int q = 0; q < 8; ++q) {
     PutPrioStat(out, p, kRxPrioCongDiscard, q);
     PutPrioStat(out, p, kRxPrioMarked, q);
+  }
+  return out;
+}
+
+// ice `ethtool -S` text: the port stats, then the per-priority PFC frame counts (all eight
+// priorities, whatever PFC enables).
+std::string RenderIceEthtool(const Port& p) {
+  std::string out = "NIC statistics:\n";
+  out.reserve(4096);
+  for (const char* n : kIceEthtoolStats)
+    PutStat(out, n, EthValue(p, n));
+  for (const auto& [xon, xoff] : {std::pair{kIceTxXon, kIceTxXoff}, {kIceRxXon, kIceRxXoff}}) {
+    for (int q = 0; q < 8; ++q) {
+      PutStat(out, IcePrioName(xon, q), EthValue(p, IcePrioName(xon, q)));
+      PutStat(out, IcePrioName(xoff, q), EthValue(p, IcePrioName(xoff, q)));
+    }
   }
   return out;
 }
@@ -120,6 +142,13 @@ bool RenderPortFixtures(SimState& s, const Device& d, const Port& p, std::string
   if (p.roce_pf) {
     return s.fixtures.File("ethtool/" + p.netdev, RenderMlx5Ethtool(p), error) &&
            s.fixtures.File("dcb/" + p.netdev, RenderDcb(p), error);
+  }
+  if (p.kind == PortKind::kE810) {
+    return s.fixtures.File("ethtool/" + p.netdev, RenderIceEthtool(p), error) &&
+           s.fixtures.File("dcb/" + p.netdev, RenderDcb(p), error);
+  }
+  if (p.kind == PortKind::kLagBond) {  // the bonding driver has no ethtool stats and no dcbnl
+    return s.fixtures.File("dcb/" + p.netdev, "unsupported\n", error);
   }
   if (!s.mlx5() && !d.vf) {
     return s.fixtures.File("ethtool/" + p.netdev, RenderVirtioEthtool(p), error) &&

@@ -40,10 +40,26 @@ struct AerStats {
   uint64_t total = 0;
 };
 
+// What a port models. kStandard is the port of the run's layout (mlx5 PF/VF/IB or rxe); the
+// others belong to the extra NICs of the demo fabric (SimConfig::lag, SimConfig::e810).
+enum class PortKind {
+  kStandard,
+  kLagBond,   // the RDMA port of mlx5_bond_N: its netdev is bondN (no ethtool stats, no DCB)
+  kLagSlave,  // a bonded PF's netdev (no RDMA port of its own): full mlx5 ethtool, DCB, ECN
+  kE810,      // irdma RoCE port on an ice netdev: irdma hw_counters, no PMA, ice ethtool
+};
+
 struct Port {
   int num = 1;
   bool ib = false;
+  PortKind kind = PortKind::kStandard;
   std::string netdev;
+  // The PCI function the netdev sits on, when it is not the device's (the second LAG slave).
+  std::string pci;
+  std::string pci_rel;
+  // Link speed: width x lane speed (deci-Gb/s) and the IB speed name of the rate file.
+  int lane_deci_gb = 1000;
+  const char* speed_name = "NDR";
   uint64_t guid = 0;  // port GUID (IB) / base of the MAC (RoCE)
   std::array<uint8_t, 6> mac{};
   std::array<uint8_t, 4> ipv4{};
@@ -69,8 +85,16 @@ struct Port {
   Rng eth_rng;  // separate stream, so the sysfs counters do not depend on the ethtool model
 };
 
+// The NIC a device models.
+enum class Nic {
+  kConnectX7,       // the run's layout (mlx5 ConnectX-7, or rxe)
+  kConnectX6DxLag,  // RoCE LAG: two ConnectX-6 Dx PFs bonded, one RDMA device mlx5_bond_N
+  kE810,            // Intel E810-C (ice netdev + irdma RoCE device)
+};
+
 struct Device {
-  int index = 0;  // global index (PFs first, then VFs)
+  int index = 0;  // global index (PFs first, then VFs, then the LAG and E810 NICs)
+  Nic nic = Nic::kConnectX7;
   std::string name;
   bool vf = false;
   int pf = 0;              // PF index (for VFs: the parent PF)
@@ -86,6 +110,8 @@ struct Device {
   bool downtrained = false;
   AerStats aer_cor, aer_nonfatal, aer_fatal;
   std::vector<Port> ports;
+  // RoCE LAG: the two bonded PF netdevs (ports[0] is the RDMA port on the bond netdev).
+  std::vector<Port> slaves;
   std::vector<int> vf_devices;  // indexes of this PF's VF devices
   Rng rng;
 };
@@ -119,6 +145,14 @@ std::vector<Device> BuildDevices(const SimConfig& cfg);
 // A device after a driver re-probe: counters from zero, AER clear, PCIe trained, each port's
 // PRNG streams re-seeded as at start-up.
 void ResetDevice(const SimConfig& cfg, Device& d);
+
+// The port whose netdev carries the `ethtool -S`, DCB and link faults of the device: the first
+// slave of a LAG (the bond netdev has no statistics of its own), else port 1.
+Port& FaultEthPort(Device& d);
+
+// True if the device is a RoCE NIC with DCB and per-priority statistics (a RoCE-only scenario
+// can target it): an mlx5 RoCE PF, a LAG or an E810.
+bool IsRoceNic(const Device& d);
 
 // The netdev MTU of a port without a configuration fault.
 int DefaultMtu(const SimConfig& cfg, const Port& p);

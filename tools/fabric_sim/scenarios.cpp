@@ -56,7 +56,13 @@ std::vector<Scenario> CounterScenarios() {
         {K::kAdd, "hw_counters/rp_cnp_handled", 1, kForever, 10000, 25000},
         {K::kAdd, "counters/port_xmit_wait", 1, kForever, 100000, 1000000},
         {K::kAdd, "ethtool/rx_prio3_marked", 1, kForever, 20000, 50000},
-        {K::kAdd, "ethtool/rx_prio3_cong_discard", 1, kForever, 100, 2000}}},
+        {K::kAdd, "ethtool/rx_prio3_cong_discard", 1, kForever, 100, 2000},
+        // E810 (irdma, ice): the same signals under their names, and priority-3 XOFF.
+        {K::kAdd, "hw_counters/RxECNMrkd", 1, kForever, 20000, 50000},
+        {K::kAdd, "hw_counters/cnpSent", 1, kForever, 10000, 25000},
+        {K::kAdd, "hw_counters/cnpHandled", 1, kForever, 10000, 25000},
+        {K::kAddRate, "ethtool/tx_priority_3_xoff.nic", 1, kForever, 2000, 8000},
+        {K::kAddRate, "ethtool/rx_priority_3_xoff.nic", 1, kForever, 1000, 4000}}},
       {"out-of-buffer",
        "fault port hw_counters/out_of_buffer rises",
        {{K::kAdd, "hw_counters/out_of_buffer", 1, kForever, 500, 5000}}},
@@ -110,7 +116,12 @@ std::vector<Scenario> RoceScenarios() {
         {K::kAdd, "ethtool/tx_pause_storm_warning_events", 2, kForever, 1, 1},
         {K::kAdd, "ethtool/tx_pause_storm_error_events", 4, kForever, 1, 1},
         {K::kAddRate, "ethtool/rx_prio3_buf_discard", 1, kForever, 1000, 10000},
-        {K::kAddRate, "ethtool/rx_buffer_passed_thres_phy", 1, kForever, 50, 200}}},
+        {K::kAddRate, "ethtool/rx_buffer_passed_thres_phy", 1, kForever, 50, 200},
+        // E810: ice counts PFC frames only (XOFF starts a pause, XON ends it early).
+        {K::kAddRate, "ethtool/tx_priority_3_xoff.nic", 1, kForever, 10000, 25000},
+        {K::kAddRate, "ethtool/rx_priority_3_xoff.nic", 1, kForever, 5000, 15000},
+        {K::kAddRate, "ethtool/rx_priority_3_xon.nic", 1, kForever, 100, 1000},
+        {K::kAddRate, "ethtool/rx_dropped.nic", 1, kForever, 1000, 10000}}},
       {"misconfig",
        "RoCE port*: PFC on priority 0 not 3, trust pcp, MTU 1500, ECN off on priority 3, "
        "no RoCE v2 GIDs",
@@ -129,6 +140,18 @@ std::vector<Scenario> RoceScenarios() {
       {"no-rocev2-gid",
        "RoCE port*: the RoCE v2 GID entries are deleted",
        {{K::kRoceOnly, nullptr, 0, kForever, 0, 0}, {K::kNoRoceV2Gid, nullptr, 0, kForever, 0, 0}}},
+      {"bad-lane",
+       "RoCE port* (mlx5): failing optic, lane 3 corrects 20k-60k bits/s (the others a few "
+       "hundred), rare symbol errors",
+       {{K::kRoceOnly, nullptr, 0, kForever, 0, 0},
+        {K::kAddRate, "ethtool/rx_err_lane_3_phy", 1, kForever, 20000, 60000},
+        {K::kAddRate, "ethtool/rx_symbol_err_phy", 1, kForever, 0, 2}}},
+      {"module-unplug",
+       "RoCE port* (mlx5): transceiver pulled at tick 3 (module_unplug +1, link down), "
+       "re-seated at tick 6",
+       {{K::kRoceOnly, nullptr, 0, kForever, 0, 0},
+        {K::kAdd, "ethtool/module_unplug", 3, 4, 1, 1},
+        {K::kLinkDown, nullptr, 3, 6, 0, 0}}},
   };
 }
 

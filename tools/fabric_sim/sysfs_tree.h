@@ -21,4 +21,8 @@ bool RenderDeviceSysfs(SimState& s, const Device& d, std::string* error);
 // The files of port `p` of `d`: the IB port (attributes, GID table, counters) and its netdev.
 bool RenderPortSysfs(SimState& s, const Device& d, const Port& p, std::string* error);
 
+// The netdev of LAG slave `slave` of `d` (a PF netdev with master/upper links to the bond);
+// after the last slave also the bond's bonding/ files and lower_<slave> links.
+bool RenderSlaveSysfs(SimState& s, const Device& d, const Port& slave, std::string* error);
+
 }  // namespace rdma_fabric_sim
