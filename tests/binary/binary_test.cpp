@@ -17,9 +17,6 @@ namespace {
 
 const std::string kExporter = RDMA_EXPORTER_BIN;
 const std::string kSimulator = RDMA_FABRIC_SIM_BIN;
-// "--lag 0": the demo fabric's RoCE LAG (mlx5_bond_0 on bond0) is left out of the tests that
-// expect no read error until the exporter reads a bond's ethtool/DCB from its slaves (issue 15,
-// item 1): until then every poll counts an ethtool read error for bond0. Drop it when that lands.
 
 // Waits until the simulator has written its whole initial tree (it says "serving" then).
 void WaitForSimulator(Process& sim) {
@@ -210,7 +207,7 @@ TEST(Binary, StopsCleanlyOnSigterm) {
 // The demo fabric: the simulator keeps a tree moving and the exporter shows it.
 TEST(Binary, DemoFabricMetricsMoveAndPassPromtool) {
   TempDir dir;
-  Process sim({kSimulator, "--root", dir.path(), "--interval", "200ms", "--lag", "0"});
+  Process sim({kSimulator, "--root", dir.path(), "--interval", "200ms"});
   std::string sys = dir.path() + "/sys";
   WaitForSimulator(sim);
   // As scripts/demo.sh runs it: the simulator's ethtool/DCB captures instead of the host's kernel.
@@ -239,7 +236,7 @@ class RoceDemo {
   explicit RoceDemo(const std::string& scenario) {
     sim_ = std::make_unique<Process>(
         std::vector<std::string>{kSimulator, "--root", dir_.path(), "--interval", "200ms",
-                                 "--scenario", scenario, "--fault-device", "mlx5_0", "--lag", "0"});
+                                 "--scenario", scenario, "--fault-device", "mlx5_0"});
     WaitForSimulator(*sim_);
     exporter_ = std::make_unique<Exporter>(std::vector<std::string>{
         "--path.sysfs=" + dir_.path() + "/sys", "--path.fixtures=" + dir_.path() + "/fixtures",

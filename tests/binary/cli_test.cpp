@@ -24,18 +24,15 @@ class Demo {
   explicit Demo(const std::string& scenario) {
     sim_ = std::make_unique<Process>(
         std::vector<std::string>{kSimulator, "--root", dir_.path(), "--interval", "200ms",
-                                 "--scenario", scenario, "--fault-device", "mlx5_0",
-                                 // The 8 ConnectX-7 node these checks describe: the demo's LAG
-                                 // and E810 wait for the doctor's LAG and non-mlx5 handling
-                                 // (issue 15, items 1 and 5).
-                                 "--lag", "0", "--e810", "0"});
+                                 "--scenario", scenario, "--fault-device", "mlx5_0"});
     for (int i = 0; i < 400 && sim_->stderr_text().find("serving") == std::string::npos; ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(25));
     }
     EXPECT_NE(sim_->stderr_text().find("serving"), std::string::npos) << sim_->stderr_text();
-    for (const char* module : {"ib_core", "ib_uverbs", "rdma_ucm", "mlx5_core", "mlx5_ib"})
+    for (const char* module :
+         {"ib_core", "ib_uverbs", "rdma_ucm", "mlx5_core", "mlx5_ib", "ice", "irdma"})
       dir_.Write(std::string("sys/module/") + module + "/refcnt", "1\n");
-    for (int i = 0; i < 9; ++i)  // 8 PFs and the VF
+    for (int i = 0; i < 11; ++i)  // 8 PFs, the VF, the RoCE LAG and the E810
       dir_.Write("dev/infiniband/uverbs" + std::to_string(i), "");
   }
   ~Demo() { EXPECT_EQ(sim_->Stop(), 0); }

@@ -154,12 +154,9 @@ class Stack {
  public:
   Stack(const std::string& rules, const std::string& scenario, bool alertmanager) {
     Write("scenario", scenario + "\n");
-    // "--lag 0": the demo's RoCE LAG waits for the exporter to read a bond's ethtool/DCB from
-    // its slaves (issue 15, item 1); until then each poll counts an ethtool read error for bond0
-    // and RdmaExporterReadErrors fires on the healthy fabric. Drop it when that lands.
     sim_ = std::make_unique<Process>(std::vector<std::string>{
         RDMA_FABRIC_SIM_BIN, "--root", dir_.path() + "/fabric", "--interval", "500ms",
-        "--scenario-file", dir_.path() + "/scenario", "--lag", "0"});
+        "--scenario-file", dir_.path() + "/scenario"});
     if (!WaitFor(10s, [&] { return sim_->stderr_text().find("serving") != std::string::npos; })) {
       ADD_FAILURE() << "simulator did not start: " << sim_->stderr_text();
       return;

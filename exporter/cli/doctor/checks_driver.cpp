@@ -50,12 +50,27 @@ std::vector<std::string> DriverVersions(NodeView& v, std::vector<Item>* items) {
   return drivers;
 }
 
+// Whether a PCI function's netdev is a slave of a RoCE LAG port's bond: under LAG the second
+// PF has no RDMA device of its own (mlx5_bond_N, on the first PF, serves both).
+bool ServedByLag(NodeView& v, const std::string& function_dir) {
+  std::vector<std::string> netdevs;
+  if (v.node.sysfs().ListDir(JoinPath(function_dir, "net"), &netdevs) != 0) return false;
+  for (const auto& d : v.inventory().devices) {
+    for (const auto& p : d.ports) {
+      for (const auto& slave : p.bond_slaves) {
+        if (std::find(netdevs.begin(), netdevs.end(), slave) != netdevs.end()) return true;
+      }
+    }
+  }
+  return false;
+}
+
 // PCI functions of a Mellanox network PF without an RDMA device: what lspci shows and
 // ibv_devices does not.
 void FunctionsWithoutRdmaDevice(NodeView& v, std::vector<Item>* items) {
   // Bound to mlx5_core (or to no driver), without an RDMA device: mlx5_ib not loaded, or RDMA
   // disabled on the function. VFs (often given to VMs through vfio-pci) are not expected to have
-  // one here.
+  // one here, nor the PFs of a RoCE LAG other than the first.
   std::vector<std::string> functions;
   SysfsReader& sysfs = v.node.sysfs();
   if (sysfs.ListDir("bus/pci/devices", &functions) != 0) return;
@@ -65,7 +80,7 @@ void FunctionsWithoutRdmaDevice(NodeView& v, std::vector<Item>* items) {
     if (sysfs.ReadFile(JoinPath(dir, "vendor"), &vendor) != 0 || Trim(vendor) != "0x15b3" ||
         sysfs.ReadFile(JoinPath(dir, "class"), &pci_class) != 0 ||
         Trim(pci_class).rfind("0x02", 0) != 0 || sysfs.Exists(JoinPath(dir, "physfn")) ||
-        sysfs.Exists(JoinPath(dir, "infiniband"))) {
+        sysfs.Exists(JoinPath(dir, "infiniband")) || ServedByLag(v, dir)) {
       continue;
     }
     std::string driver;
