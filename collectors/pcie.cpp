@@ -5,6 +5,55 @@
 #include "rdma_exporter/parse.h"
 
 namespace rdma_exporter {
+namespace {
+
+// A <prefix>link_speed file ("16.0 GT/s PCIe") as transfers per second; "Unknown" (no link
+// status, VFs) exports nothing and is not an error.
+void ExportLinkSpeed(CollectContext& ctx, MetricSink& sink, const std::string& file,
+                     std::string_view metric, const std::string& help, const Labels& labels) {
+  std::string value;
+  if (!ctx.ReadOptional(file, &value)) return;
+  if (auto speed = ParsePcieSpeed(value)) {
+    sink.Gauge(metric, help, labels, *speed);
+  } else if (Trim(value) != "Unknown") {
+    ctx.Malformed(file, value);
+  }
+}
+
+// A <prefix>link_width file in lanes. Width 0 or 255 is what the kernel prints when the link
+// status cannot be read: nothing is exported.
+void ExportLinkWidth(CollectContext& ctx, MetricSink& sink, const std::string& file,
+                     std::string_view metric, const std::string& help, const Labels& labels) {
+  std::string value;
+  if (!ctx.ReadOptional(file, &value)) return;
+  auto width = ParseU64(value);
+  if (!width) {
+    ctx.Malformed(file, value);
+  } else if (*width > 0 && *width <= 32) {
+    sink.Gauge(metric, help, labels, static_cast<double>(*width));
+  }
+}
+
+// The parent of the PCI function (`device/..`, resolved through the link) is the port the card
+// is plugged into (root port or switch downstream port): the link trains to the lower
+// capability of both ends. A function directly under a root complex (pci0000:xx) has no such
+// files, so nothing is exported; nor for a VF, whose link is its PF's (it reports none itself).
+void ExportUpstream(CollectContext& ctx, MetricSink& sink, const DeviceInfo& device) {
+  if (!device.physfn.empty()) return;
+  std::string upstream = JoinPath(device.dir, "device/..");
+  ExportLinkSpeed(ctx, sink, JoinPath(upstream, "max_link_speed"),
+                  "rdma_pcie_upstream_max_link_transfers_per_second",
+                  "Maximum PCIe link speed of the port upstream of the device's PCI function "
+                  "(the slot) in transfers per second; the link trains to min(card, slot).",
+                  DeviceLabels(device));
+  ExportLinkWidth(ctx, sink, JoinPath(upstream, "max_link_width"),
+                  "rdma_pcie_upstream_max_link_width_lanes",
+                  "Maximum PCIe link width of the port upstream of the device's PCI function "
+                  "(the slot) in lanes; the link trains to min(card, slot).",
+                  DeviceLabels(device));
+}
+
+}  // namespace
 
 bool PcieCollector::Collect(const Inventory& inventory, CollectContext& ctx, MetricSink& sink) {
   std::string value;
@@ -13,30 +62,17 @@ bool PcieCollector::Collect(const Inventory& inventory, CollectContext& ctx, Met
     if (!device.has_pci_link) continue;
     std::string pci = JoinPath(device.dir, "device");
     for (const char* kind : {"current", "max"}) {
-      std::string speed_file = JoinPath(pci, std::string(kind) + "_link_speed");
-      if (ctx.ReadOptional(speed_file, &value)) {
-        if (auto speed = ParsePcieSpeed(value)) {
-          sink.Gauge(metric::kPcieLinkSpeed,
-                     "PCIe link speed of the device's PCI function in transfers per second "
-                     "(16e9 = Gen4), current and max.",
-                     With(DeviceLabels(device), "kind", kind), *speed);
-        } else if (Trim(value) != "Unknown") {
-          ctx.Malformed(speed_file, value);
-        }
-      }
-      std::string width_file = JoinPath(pci, std::string(kind) + "_link_width");
-      if (ctx.ReadOptional(width_file, &value)) {
-        // Width 0 or 255 is what the kernel prints when the link status cannot be read.
-        auto width = ParseU64(value);
-        if (!width) {
-          ctx.Malformed(width_file, value);
-        } else if (*width > 0 && *width <= 32) {
-          sink.Gauge(metric::kPcieLinkWidth,
-                     "PCIe link width of the device's PCI function in lanes, current and max.",
-                     With(DeviceLabels(device), "kind", kind), static_cast<double>(*width));
-        }
-      }
+      Labels labels = With(DeviceLabels(device), "kind", kind);
+      ExportLinkSpeed(ctx, sink, JoinPath(pci, std::string(kind) + "_link_speed"),
+                      metric::kPcieLinkSpeed,
+                      "PCIe link speed of the device's PCI function in transfers per second "
+                      "(16e9 = Gen4), current and max.",
+                      labels);
+      ExportLinkWidth(
+          ctx, sink, JoinPath(pci, std::string(kind) + "_link_width"), metric::kPcieLinkWidth,
+          "PCIe link width of the device's PCI function in lanes, current and max.", labels);
     }
+    ExportUpstream(ctx, sink, device);
     for (const char* severity : {"correctable", "nonfatal", "fatal"}) {
       std::string file = JoinPath(pci, std::string("aer_dev_") + severity);
       if (!ctx.ReadOptional(file, &value)) continue;  // no AER capability: no files

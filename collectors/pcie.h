@@ -1,6 +1,6 @@
-// pcie: PCIe link speed and width (current and max) of each device's PCI function, and AER
-// error totals. A downtrained link (x8 instead of x16, Gen4 instead of Gen5) halves NCCL
-// bandwidth without any RDMA counter moving.
+// pcie: PCIe link speed and width (current and max) of each device's PCI function, the maximum
+// of the port upstream of it (the slot), and AER error totals. A downtrained link (x8 instead
+// of x16, Gen4 instead of Gen5) halves NCCL bandwidth without any RDMA counter moving.
 #pragma once
 
 #include "rdma_exporter/collector.h"

@@ -88,31 +88,62 @@ const PmaCounterSpec* FindPmaCounter(std::string_view file) {
   return nullptr;
 }
 
-std::map<std::string, PmaReading> ReadPmaCounters(CollectContext& ctx, const PortInfo& port) {
-  std::vector<std::string> files;
-  std::string value;
-  // file name (as in counters/) -> value; counters_ext overrides with 64-bit values.
+namespace {
+
+// What an older kernel prints for every counters/ file of a port whose device cannot answer PMA
+// queries (show_pma_counter when get_perf_mad fails, e.g. no process_mad).
+constexpr std::string_view kNoPma = "N/A (no PMA)";
+
+// The data/packet files whose width depends on the kernel's table: 32-bit in the basic
+// PortCounters table, 64-bit (PortCountersExtended) in the "ext" and "noietf" tables.
+bool IsTableWidthCounter(std::string_view file) {
+  const PmaCounterSpec* spec = FindPmaCounter(file);
+  return spec != nullptr && spec->width == 0;
+}
+
+// Reads counters/: values by file name, width still 0 for the table-dependent counters.
+// Files reading "N/A (no PMA)" are collected in *no_pma instead of being reported.
+std::map<std::string, PmaReading> ReadCountersDir(CollectContext& ctx, const std::string& dir,
+                                                  const std::vector<std::string>& files,
+                                                  std::vector<std::string>* no_pma) {
   std::map<std::string, PmaReading> readings;
-  std::string dir = JoinPath(port.dir, "counters");
-  int err = ctx.sysfs().ListAttributeDir(dir, &files);
-  if (err != 0 && err != ENOENT) ctx.ReadFailed(dir, err);  // no PMA: no directory (rxe)
-  // The extended table (unicast_* present) has 64-bit data/packet counters; the basic
-  // table's are 32-bit and saturate within seconds at 100 Gb/s.
-  bool extended = std::find(files.begin(), files.end(), "unicast_xmit_packets") != files.end();
+  std::string value;
   for (const auto& file : files) {
     std::string path = JoinPath(dir, file);
     if (!ctx.Read(path, &value)) continue;
     auto parsed = ParseU64(value);  // rejects "N/A (no PMA)", garbage, empty
     if (!parsed) {
-      ctx.Malformed(path, value);
+      if (Trim(value) == kNoPma) {
+        no_pma->push_back(path);
+      } else {
+        ctx.Malformed(path, value);
+      }
       continue;
     }
     const PmaCounterSpec* spec = FindPmaCounter(file);
-    unsigned width = spec == nullptr ? 0 : (spec->width != 0 ? spec->width : extended ? 64 : 32);
-    readings[file] = {*parsed, width};
+    readings[file] = {*parsed, spec == nullptr ? 0 : spec->width};
   }
+  return readings;
+}
+
+// Width of the table-dependent counters, from what the kernel shows: the extended table has
+// unicast_*/multicast_* files; the basic and "noietf" tables have the same 17 files, and only a
+// value above 2^32-1 proves the 64-bit one.
+bool ProveWideData(const std::vector<std::string>& files,
+                   const std::map<std::string, PmaReading>& readings) {
+  if (std::find(files.begin(), files.end(), "unicast_xmit_packets") != files.end()) return true;
+  return std::any_of(readings.begin(), readings.end(), [](const auto& r) {
+    return IsTableWidthCounter(r.first) && r.second.value > UINT32_MAX;
+  });
+}
+
+// Legacy counters_ext/ (old MLNX_OFED/mlx4): its 64-bit values replace the counters/ ones.
+void MergeLegacyExt(CollectContext& ctx, const PortInfo& port,
+                    std::map<std::string, PmaReading>* readings) {
+  std::vector<std::string> files;
+  std::string value;
   std::string ext_dir = JoinPath(port.dir, "counters_ext");
-  err = ctx.sysfs().ListAttributeDir(ext_dir, &files);
+  int err = ctx.sysfs().ListAttributeDir(ext_dir, &files);
   if (err != 0 && err != ENOENT) ctx.ReadFailed(ext_dir, err);
   for (const auto& file : files) {
     std::string path = JoinPath(ext_dir, file);
@@ -127,14 +158,42 @@ std::map<std::string, PmaReading> ReadPmaCounters(CollectContext& ctx, const Por
     if (legacy != kLegacyExt.end()) {
       // The 64-bit value wins unless it is smaller than what counters/ shows (a counters_ext
       // the port does not really fill reads 0): never export less than the kernel shows.
-      auto basic = readings.find(std::string(legacy->second));
-      if (basic == readings.end() || *parsed >= basic->second.value) {
-        readings[std::string(legacy->second)] = {*parsed, 64};
+      auto basic = readings->find(std::string(legacy->second));
+      if (basic == readings->end() || *parsed >= basic->second.value) {
+        (*readings)[std::string(legacy->second)] = {*parsed, 64};
       }
     } else {
-      readings["ext_" + file] = {*parsed, 0};
+      (*readings)["ext_" + file] = {*parsed, 0};
     }
   }
+}
+
+}  // namespace
+
+std::map<std::string, PmaReading> ReadPmaCounters(CollectContext& ctx, const PortInfo& port,
+                                                  PmaPortStatus* status) {
+  PmaPortStatus local;
+  if (status == nullptr) status = &local;
+  std::vector<std::string> files;
+  std::vector<std::string> no_pma;
+  std::string dir = JoinPath(port.dir, "counters");
+  int err = ctx.sysfs().ListAttributeDir(dir, &files);
+  if (err != 0 && err != ENOENT) ctx.ReadFailed(dir, err);
+  std::map<std::string, PmaReading> readings = ReadCountersDir(ctx, dir, files, &no_pma);
+  if (err == ENOENT || (readings.empty() && !no_pma.empty())) {
+    // A property of the port, not a failed read: no errors for its files.
+    status->supported = false;
+    return {};
+  }
+  status->supported = readings.empty() ? std::nullopt : std::optional<bool>(true);
+  // On a port that answers PMA queries, a file reading "N/A (no PMA)" is a failed query.
+  for (const auto& path : no_pma)
+    ctx.Malformed(path, kNoPma);
+  status->wide_data = status->wide_data || ProveWideData(files, readings);
+  for (auto& [file, reading] : readings) {
+    if (IsTableWidthCounter(file)) reading.width = status->wide_data ? 64 : 32;
+  }
+  MergeLegacyExt(ctx, port, &readings);
   return readings;
 }
 
@@ -143,25 +202,42 @@ bool PortCountersCollector::Collect(const Inventory& inventory, CollectContext& 
   for (const auto& device : inventory.devices) {
     for (const auto& port : device.ports) {
       Labels labels = PortLabels(device, port);
-      for (const auto& [file, reading] : ReadPmaCounters(ctx, port)) {
-        const PmaCounterSpec* spec = FindPmaCounter(file);
-        if (spec != nullptr) {
-          sink.Counter(spec->metric, spec->help, labels,
-                       static_cast<double>(reading.value) * spec->scale);
-        } else {
-          sink.Counter(GenericMetricName("rdma_port_", file, "_total"),
-                       "PMA port counter file " + file + " (not known to this exporter version).",
-                       labels, static_cast<double>(reading.value));
-        }
-        if (reading.width == 0 || reading.width > 32) continue;
-        sink.Gauge(metric::kPortCountersSaturated,
-                   "1 while a PMA counter sits at the all-ones value of its IBTA width (it stops "
-                   "counting there until cleared), else 0.",
-                   With(labels, "counter", file), reading.saturated() ? 1 : 0);
+      // Remembered per port: a noietf port proves its 64-bit width only once a value passes
+      // 2^32-1, and must not fall back to 32-bit when its counters are cleared.
+      std::string key = device.name + "/" + std::to_string(port.number);
+      PmaPortStatus status;
+      status.wide_data = wide_data_ports_.count(key) != 0;
+      auto readings = ReadPmaCounters(ctx, port, &status);
+      if (status.wide_data) wide_data_ports_.insert(key);
+      if (status.supported) {
+        sink.Gauge("rdma_port_pma_supported",
+                   "1 when the port answers IB PMA counter queries (ports/<N>/counters/), 0 when "
+                   "it has none (devices without process_mad: iWARP, irdma, rxe).",
+                   labels, *status.supported ? 1 : 0);
       }
+      for (const auto& [file, reading] : readings)
+        Export(labels, file, reading, sink);
     }
   }
   return true;
+}
+
+void PortCountersCollector::Export(const Labels& labels, const std::string& file,
+                                   const PmaReading& reading, MetricSink& sink) {
+  const PmaCounterSpec* spec = FindPmaCounter(file);
+  if (spec != nullptr) {
+    sink.Counter(spec->metric, spec->help, labels,
+                 static_cast<double>(reading.value) * spec->scale);
+  } else {
+    sink.Counter(GenericMetricName("rdma_port_", file, "_total"),
+                 "PMA port counter file " + file + " (not known to this exporter version).", labels,
+                 static_cast<double>(reading.value));
+  }
+  if (reading.width == 0 || reading.width > 32) return;
+  sink.Gauge(metric::kPortCountersSaturated,
+             "1 while a PMA counter sits at the all-ones value of its IBTA width (it stops "
+             "counting there until cleared), else 0.",
+             With(labels, "counter", file), reading.saturated() ? 1 : 0);
 }
 
 }  // namespace rdma_exporter

@@ -1,5 +1,7 @@
 #include "verbs.h"
 
+#include <optional>
+
 #include "common.h"
 #include "rdma_exporter/metric_names.h"
 
@@ -16,11 +18,13 @@ bool VerbsCollector::Collect(const Inventory& inventory, CollectContext& ctx, Me
       continue;
     }
     Labels labels = DeviceLabels(device);
-    auto limit = [&](const char* name, const char* what, uint64_t value) {
+    // Absent (a capture without -v) means unknown, not 0: no series.
+    auto limit = [&](const char* name, const char* what, std::optional<uint64_t> value) {
+      if (!value) return;
       sink.Gauge(
           name,
           std::string("Maximum number of ") + what + " the device supports (ibv_query_device).",
-          labels, static_cast<double>(value));
+          labels, static_cast<double>(*value));
     };
     limit("rdma_device_max_qps", "queue pairs", verbs.max_qp);
     limit("rdma_device_max_cqs", "completion queues", verbs.max_cq);

@@ -50,6 +50,10 @@
       nodeWithoutHca: '15m',
       railImbalance: '15m',
       transmitWait: '15m',
+      laneErrorsSkewed: '15m',
+      moduleEvents: '0m',
+      losslessDiscards: '5m',
+      receiveDiscards: '10m',
     },
 
     // Windows of the count-based alerts (increase over the window).
@@ -61,6 +65,9 @@
       stormEvents: '10m',
       // Series present this long ago but not now = disappeared.
       disappeared: '1d',
+      // Per-lane raw PHY errors and transceiver module events (increase over the window).
+      laneErrors: '1h',
+      moduleEvents: '1h',
     },
 
     thresholds: {
@@ -97,6 +104,15 @@
       railMinBytesPerSecond: 100e6,
       // Share of time an InfiniBand port wanted to send but had no credits (lost bandwidth).
       transmitWaitRatio: 0.1,
+      // One lane far worse than its siblings (the failing optic): its raw pre-FEC errors within
+      // windows.laneErrors exceed this many times those of the cleanest lane of the port, and
+      // laneMinErrors (site baseline: healthy PAM4 lanes count pre-FEC errors all the time, so
+      // only the ratio between lanes means something; a real bad lane is 100x-1000x).
+      laneErrorSkewRatio: 10,
+      laneMinErrors: 1000,
+      // rx_discards_phy per second (site baseline; lossy traffic classes may drop by design).
+      // Discards on a PFC-enabled priority alert at any rate.
+      receiveDiscardsPerSecond: 10,
     },
 
     // kube-state-metrics: nodes labelled <rdmaNodeLabel>=<rdmaNodeLabelValue> (KSM exports

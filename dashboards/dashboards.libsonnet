@@ -213,7 +213,15 @@
                < on (%(cluster)s, hca_type, link_layer) group_left () hca_type:rdma_port_rate_bytes_per_second:median
            ) or vector(0)
          |||), 'none', [[null, 'green'], [1, 'orange']], 'Up ports running below the median rate of their HCA type in the fleet.'), 4, 4],
-        [stat('PCIe downtrained', f('count(rdma_pcie_link_width_lanes{%(sel)s, kind="current"} < ignoring (kind) rdma_pcie_link_width_lanes{%(sel)s, kind="max"}) or vector(0)'), 'none', [[null, 'green'], [1, 'orange']]), 4, 4],
+        [stat('PCIe downtrained', f(|||
+           count(
+             rdma_pcie_link_width_lanes{%(sel)s, kind="current"}
+               < on (%(cluster)s, %(node)s, device) group_left () device:rdma_pcie_expected_link_width_lanes:min
+             or
+             rdma_pcie_link_transfers_per_second{%(sel)s, kind="current"}
+               < on (%(cluster)s, %(node)s, device) group_left () device:rdma_pcie_expected_link_transfers_per_second:min
+           ) or vector(0)
+         |||), 'none', [[null, 'green'], [1, 'orange']], 'PCIe links below min(card maximum, slot maximum) in width or speed.'), 4, 4],
         [stat('Firing alerts', f('count(ALERTS{alertstate="firing", alertname=~"Rdma.*", %(cluster)s=~"$cluster"}) or vector(0)'), 'none', [[null, 'green'], [1, 'red']]), 4, 4],
       ],
       row('Throughput'),
@@ -229,7 +237,7 @@
       ],
       [
         [timeseries('Rail balance (lowest)', [target(f('bottomk(10, device_port:rdma_rail_traffic_ratio:%(r)s{%(rsel)s})'), node + ' {{device}}/{{port}}')], 'percentunit', 'Traffic of each rail relative to the median rail of its node; a rail far below 100 % was dropped by NCCL.'), 8, 9],
-        [timeseries('InfiniBand lost bandwidth (xmit wait)', [target(f('topk(10, device_port:rdma_port_transmit_wait_ratio:%(r)s{%(rsel)s})'), node + ' {{device}}/{{port}}')], 'percentunit', 'Share of time the port had data but no credits.'), 8, 9],
+        [timeseries('InfiniBand lost bandwidth (xmit wait)', [target(f('topk(10, device_port:rdma_port_transmit_wait_ratio:%(r)s{%(rsel)s})'), node + ' {{device}}/{{port}}')], 'percentunit', 'Share of time the port had data but no credits. port_xmit_wait is 32-bit and saturates on congested fast ports: no value while it is saturated (see rdma_port_counters_saturated), never a false 0.'), 8, 9],
         [timeseries('Effective bit error rate (highest)', [target(f('topk(10, device_port:rdma_effective_bit_error_rate:%(r)s{%(rsel)s})'), node + ' {{device}}/{{port}}')], 'sci', 'Post-FEC errors per bit of line rate.', log=true), 8, 9],
       ],
       row('Configuration and alerts'),
@@ -301,7 +309,8 @@
         ], 'sci', 'Pre-FEC (corrected bits) and effective (post-FEC) bit error rate per bit of line rate.', log=true), 8, 8],
         [timeseries('PCIe link', [
           target(f('rdma_pcie_link_width_lanes{%(selDev)s}'), '{{device}} width {{kind}}'),
-        ], 'none', 'Current and maximum PCIe width; a current below max is a downtrained link.'), 8, 8],
+          target(f('rdma_pcie_upstream_max_link_width_lanes{%(selDev)s}'), '{{device}} width slot max'),
+        ], 'none', 'Current and maximum PCIe width of the card and the maximum of its slot (upstream port); a current below the lower maximum is a downtrained link.'), 8, 8],
         [timeseries('PCIe stalls and AER', [
           target(f('rdma_pcie_outbound_stalled_ratio{%(selDev)s}'), '{{device}} stalled {{kind}}'),
           target(f('sum by (device, severity) (rate(rdma_pcie_aer_errors_total{%(selDev)s}[$__rate_interval]))'), '{{device}} AER {{severity}}/s'),
@@ -317,7 +326,7 @@
         ], 'Operstate up, MTU, carrier changes in the time range.'), 12, 9],
       ],
       [
-        [timeseries('InfiniBand transmit wait (lost bandwidth)', [target(f('device_port:rdma_port_transmit_wait_ratio:%(r)s{%(rselDev)s}'), portLegend)], 'percentunit'), 12, 8],
+        [timeseries('InfiniBand transmit wait (lost bandwidth)', [target(f('device_port:rdma_port_transmit_wait_ratio:%(r)s{%(rselDev)s}'), portLegend)], 'percentunit', 'No value while the 32-bit port_xmit_wait is saturated (rdma_port_counters_saturated{counter="port_xmit_wait"} == 1): a stuck counter would read as no congestion.'), 12, 8],
         [timeseries('Rail balance', [target(f('device_port:rdma_rail_traffic_ratio:%(r)s{%(rselDev)s}'), portLegend)], 'percentunit', 'Traffic of the rail relative to the median rail of the node.'), 12, 8],
       ],
     ],

@@ -12,6 +12,8 @@
     winTransport: w.transport,
     winStormEvents: w.stormEvents,
     winDisappeared: w.disappeared,
+    winLaneErrors: w.laneErrors,
+    winModuleEvents: w.moduleEvents,
     sel: c.selector,
     w: c.rateWindow,
     r: 'rate' + c.rateWindow,  // recording rule suffix
@@ -96,11 +98,19 @@
   ] + [
     {
       // Lost bandwidth on InfiniBand: share of time the port had data but no credits.
+      // port_xmit_wait is 32-bit (PortCounters in every kernel table) and saturates within
+      // seconds on a congested NDR port: once it sits at 2^32-1 its rate reads 0 (or the part of
+      // the window before it stopped), which looks like "no congestion". No value at all while
+      // it was saturated at any time in the window; RdmaPortCounterSaturated says why.
       record: fmt('device_port:rdma_port_transmit_wait_ratio:%(r)s'),
       expr: fmt(|||
-        rate(rdma_port_transmit_wait_ticks_total{%(sel)s}[%(w)s]) * %(xmitWaitBytesPerTick)g
-          / (rdma_port_rate_bytes_per_second{%(sel)s} > 0)
-        and %(onPort)s rdma_port_info{%(sel)s, link_layer="InfiniBand"}
+        (
+          rate(rdma_port_transmit_wait_ticks_total{%(sel)s}[%(w)s]) * %(xmitWaitBytesPerTick)g
+            / (rdma_port_rate_bytes_per_second{%(sel)s} > 0)
+          and %(onPort)s rdma_port_info{%(sel)s, link_layer="InfiniBand"}
+        )
+        unless %(onPort)s
+        max_over_time(rdma_port_counters_saturated{%(sel)s, counter="port_xmit_wait"}[%(w)s]) == 1
       |||),
     },
     {
@@ -138,6 +148,30 @@
           * %(onDev)s group_left (hca_type) rdma_device_info{%(sel)s}
           * %(onPort)s group_left (link_layer) rdma_port_info{%(sel)s}
         and %(onPort)s rdma_port_up{%(sel)s} == 1
+      |||),
+    },
+  ],
+
+  // Expected PCIe link = min(card max, upstream port max): the link trains to the lower
+  // capability of both ends (a Gen5 card in a Gen4 slot runs Gen4 at best). Without the
+  // upstream series (root complex parent, older exporter) the card's maximum alone.
+  local pcieRules = [
+    {
+      record: 'device:rdma_pcie_expected_link_transfers_per_second:min',
+      expr: fmt(|||
+        min by (%(node)s, device) (
+          rdma_pcie_link_transfers_per_second{%(sel)s, kind="max"}
+          or rdma_pcie_upstream_max_link_transfers_per_second{%(sel)s}
+        )
+      |||),
+    },
+    {
+      record: 'device:rdma_pcie_expected_link_width_lanes:min',
+      expr: fmt(|||
+        min by (%(node)s, device) (
+          rdma_pcie_link_width_lanes{%(sel)s, kind="max"}
+          or rdma_pcie_upstream_max_link_width_lanes{%(sel)s}
+        )
       |||),
     },
   ],
@@ -246,12 +280,18 @@
           'RDMA port %s ({{ $labels.hca_type }}, {{ $labels.link_layer }}) runs at {{ $value | humanize }}B/s, below the usual rate of this HCA type in the fleet: link speed or width downgraded.' % port),
     alert('RdmaPcieDowntrained', 'warning', 'pcieDowntrained',
           fmt(|||
-            rdma_pcie_link_width_lanes{%(sel)s, kind="current"} < ignoring (kind) rdma_pcie_link_width_lanes{%(sel)s, kind="max"}
+            max without (kind) (
+              rdma_pcie_link_width_lanes{%(sel)s, kind="current"}
+                < %(onDev)s group_left () device:rdma_pcie_expected_link_width_lanes:min
+            )
             or
-            rdma_pcie_link_transfers_per_second{%(sel)s, kind="current"} < ignoring (kind) rdma_pcie_link_transfers_per_second{%(sel)s, kind="max"}
+            max without (kind) (
+              rdma_pcie_link_transfers_per_second{%(sel)s, kind="current"}
+                < %(onDev)s group_left () device:rdma_pcie_expected_link_transfers_per_second:min
+            )
           |||),
           'HCA PCIe link trained below its maximum.',
-          'The PCIe link of %s runs below its maximum width or speed: the HCA cannot reach line rate.' % dev),
+          'The PCIe link of %s runs below the maximum width or speed of the card and its slot (the lower of both): the HCA cannot reach line rate.' % dev),
     alert('RdmaPortPhysicalErrors', 'warning', 'physicalErrors',
           fmt(|||
             increase(rdma_port_symbol_errors_total{%(sel)s}[%(winPhysicalErrors)s]) > %(physicalErrors)d
@@ -266,6 +306,22 @@
           |||),
           'RDMA port physical-layer errors rising.',
           'RDMA port %s counted {{ $value | humanize }} symbol / link recovery / PHY CRC or uncorrectable errors within %s: marginal cable, optic or connector.' % [port, w.physicalErrors]),
+    alert('RdmaPhyLaneErrorsSkewed', 'warning', 'laneErrorsSkewed',
+          fmt(|||
+            (
+              increase(rdma_phy_lane_errors_total{%(sel)s}[%(winLaneErrors)s])
+                > ignoring (lane) group_left ()
+              (%(laneErrorSkewRatio)g * min without (lane) (increase(rdma_phy_lane_errors_total{%(sel)s}[%(winLaneErrors)s])))
+            )
+            and
+            increase(rdma_phy_lane_errors_total{%(sel)s}[%(winLaneErrors)s]) > %(laneMinErrors)g
+          |||),
+          'One physical lane of an RDMA port has far more errors than its siblings.',
+          'Lane {{ $labels.lane }} of %s ({{ $labels.netdev }}) counted {{ $value | humanize }} raw (pre-FEC) errors within %s, more than %g times the cleanest lane of the port: the classic failing optic, cable or cage lane, before FEC stops hiding it.' % [port, w.laneErrors, t.laneErrorSkewRatio]),
+    alert('RdmaTransceiverModuleEvents', 'warning', 'moduleEvents',
+          fmt('increase(rdma_module_events_total{%(sel)s}[%(winModuleEvents)s]) > 0'),
+          'Transceiver module event on an RDMA port.',
+          'The transceiver module of %s ({{ $labels.netdev }}) reported {{ $value | humanize }} {{ $labels.event }} event(s) within %s (unplug, I2C bus stuck, high temperature or bad/shorted module): expect link flaps until the module is reseated, cooled or replaced.' % [port, w.moduleEvents]),
     alert('RdmaPortHighBitErrorRate', 'warning', 'bitErrorRate',
           fmt('device_port:rdma_effective_bit_error_rate:%(r)s > ' + ('%g' % t.effectiveBitErrorRate)),
           'RDMA port effective bit error rate too high.',
@@ -293,6 +349,18 @@
           fmt('max without (counter) (device_port:rdma_congestion_packets:%(r)s) > ' + ('%g' % t.congestionPacketsPerSecond)),
           'ECN / CNP congestion surge on an RDMA port.',
           'RDMA port %s sees {{ $value | humanize }} ECN-marked or CNP packets per second: the fabric is congested on this path.' % port),
+    alert('RdmaLosslessPriorityDiscards', 'warning', 'losslessDiscards',
+          fmt(|||
+            device_port_priority:rdma_priority_discards:%(r)s{reason=~"port_buffer|host_buffer"} > 0
+            and on (%(node)s, device, port, netdev, priority)
+            rdma_pfc_enabled{%(sel)s} == 1
+          |||),
+          'Packets dropped for lack of receive buffer on a lossless priority.',
+          'RDMA port %s ({{ $labels.netdev }}) drops {{ $value | humanize }} packets per second on PFC priority {{ $labels.priority }} for lack of receive buffer ({{ $labels.reason }}): the priority is not lossless (PFC headroom, buffer split or the host does not drain the NIC).' % port),
+    alert('RdmaPortReceiveDiscards', 'warning', 'receiveDiscards',
+          fmt('device_port:rdma_port_errors:%(r)s{counter="rx_discards_phy"} > ' + ('%g' % t.receiveDiscardsPerSecond)),
+          'RDMA port drops received packets for lack of port buffer.',
+          'RDMA port %s drops {{ $value | humanize }} received packets per second for lack of port receive buffer (rx_discards_phy): RoCE retransmits (go-back-N) and bandwidth collapses if the drops hit RDMA traffic.' % port),
     alert('RdmaRoceConfigCheckFailing', 'warning', 'roceConfig',
           fmt('rdma_roce_config_ok{%(sel)s} == 0'),
           'RoCE configuration check failing.',
@@ -382,6 +450,7 @@
   prometheusRules+:: {
     groups+: [
       { name: 'rdma_exporter.port.rules', rules: portRules },
+      { name: 'rdma_exporter.pcie.rules', rules: pcieRules },
       { name: 'rdma_exporter.priority.rules', rules: priorityRules },
       { name: 'rdma_exporter.node.rules', rules: nodeRules },
     ],

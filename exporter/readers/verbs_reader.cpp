@@ -153,8 +153,9 @@ std::optional<int> ParseState(std::string_view value) {
   return static_cast<int>(*n);
 }
 
-// Parses the hca_id block of `device` in `ibv_devinfo -v` output. Returns 0, ENODEV (no such
-// block) or EINVAL (a value it does not understand).
+// Parses the hca_id block of `device` in `ibv_devinfo [-v]` output (without -v the max_* limit
+// lines are missing and stay absent). Returns 0, ENODEV (no such block) or EINVAL (a value it
+// does not understand).
 [[nodiscard]] int ParseDevinfo(const std::string& content, const std::string& device,
                                VerbsDevice* out) {
   std::istringstream lines(content);
@@ -194,7 +195,7 @@ std::optional<int> ParseState(std::string_view value) {
       }
       continue;
     }
-    uint64_t* field = nullptr;
+    std::optional<uint64_t>* field = nullptr;
     if (key == "max_qp") field = &out->max_qp;
     if (key == "max_cq") field = &out->max_cq;
     if (key == "max_mr") field = &out->max_mr;

@@ -406,6 +406,34 @@ TEST(CliDoctor, DowntrainedPcieFails) {
             std::string::npos);
 }
 
+// A Gen5 x16 card in a Gen4 x16 slot trains to Gen4 at best: expected = min(card, slot) (the
+// bridge above the card, rdma_pcie_upstream_max_*). At Gen4 it passes with a note; below, it
+// fails against the slot's maximum. mlx5_2's own downtrain is repaired so only mlx5_0 counts.
+TEST(CliDoctor, PcieCardFasterThanItsSlotIsComparedWithTheSlot) {
+  TempDir tree;
+  fs::copy(FixturePath("mlx5-roce"), tree.path(),
+           fs::copy_options::recursive | fs::copy_options::copy_symlinks);
+  std::string card = "devices/pci0000:00/0000:00:02.0/0000:3b:00.0/";
+  std::string other = "devices/pci0000:00/0000:00:02.0/0000:5e:00.0/";
+  tree.Write(card + "max_link_speed", "32.0 GT/s PCIe\n");
+  tree.Write(other + "current_link_speed", "16.0 GT/s PCIe\n");
+  tree.Write(other + "current_link_width", "16\n");
+  DevDir dev(3);
+  std::vector<std::string> args = {"--path.sysfs=" + tree.path(),
+                                   "--path.fixtures=" + FixturePath(""), "--sample=0", dev.flag()};
+  CliRun run = RunDoctor(args);
+  EXPECT_EQ(StatusOf(run.out, "pcie_link"), "PASS") << run.out;
+  EXPECT_EQ(ReasonOf(run.out, "pcie_link"),
+            "at max: mlx5_0 16 GT/s x16 (slot max, card 32 GT/s x16), mlx5_2 16 GT/s x16");
+
+  tree.Write(card + "current_link_speed", "8.0 GT/s PCIe\n");
+  run = RunDoctor(args);
+  EXPECT_EQ(StatusOf(run.out, "pcie_link"), "FAIL") << run.out;
+  EXPECT_EQ(ReasonOf(run.out, "pcie_link"),
+            "mlx5_0 (0000:3b:00.0): PCIe 8 GT/s x16, capable of 16 GT/s x16 (card 32 GT/s x16 in "
+            "a slower slot) (downtrained: reseat or check the slot/riser)");
+}
+
 TEST(CliDoctor, MissingRoceV2GidFails) {
   SimNode node("no-rocev2-gid");
   CliRun run = node.Run();

@@ -326,9 +326,12 @@ TEST(PortCountersCollector, SaturatedGaugeIsOneAt65535And255AndZeroBelow) {
   EXPECT_EQ(CountMatching(r.families, kSaturated, Port("mlx5_0", 1)), 13u);
 }
 
-TEST(PortCountersCollector, NaNoPmaTextAndEmptyFileAreMalformedAndSkipped) {
+// mlx5_2's other counters read numbers: the port has PMA, so one file reading "N/A (no PMA)" is
+// a failed query (and the empty file garbage), each a read error; the port is not "no PMA".
+TEST(PortCountersCollector, OnAPmaPortOneNaNoPmaFileAndAnEmptyFileAreMalformed) {
   auto r = CollectWith<PortCountersCollector>(Roce());
   auto p = Port("mlx5_2", 1);
+  EXPECT_EQ(Value(r.families, "rdma_port_pma_supported", p), 1);
   EXPECT_FALSE(Value(r.families, "rdma_port_symbol_errors_total", p).has_value());
   EXPECT_FALSE(Value(r.families, "rdma_port_receive_errors_total", p).has_value());
   EXPECT_EQ(Value(r.families, "rdma_port_data_transmitted_bytes_total", p), 77 * 4);
@@ -388,16 +391,46 @@ TEST(PortCountersCollector, ASmallerCountersExtValueNeverHidesTheBasicOne) {
   auto p = Port("mlx5_2", 1);
   EXPECT_EQ(Value(r.families, "rdma_port_packets_transmitted_total", p), 6800000000.0);
   EXPECT_EQ(Value(r.families, "rdma_port_packets_received_total", p), 7000000000.0);
-  // Above 32 bits the basic value is not at the all-ones value of a 32-bit width.
-  EXPECT_EQ(Value(r.families, kSaturated, PortWith("mlx5_2", 1, "counter", "port_xmit_packets")),
-            0);
+  // Above 32 bits the basic value proves the 64-bit table: no saturation gauge.
+  EXPECT_FALSE(Value(r.families, kSaturated, PortWith("mlx5_2", 1, "counter", "port_xmit_packets"))
+                   .has_value());
 }
 
-TEST(PortCountersCollector, RxeCaptureHasNoPmaCountersAndNoErrors) {
+// Current kernels create no counters/ directory for a device without process_mad (rxe here).
+TEST(PortCountersCollector, RxeCaptureWithoutCountersDirIsAPortWithoutPmaAndNoError) {
   auto r = CollectWith<PortCountersCollector>(RxeCaptureSysfs());
   EXPECT_EQ(r.failures, 0u);
   EXPECT_TRUE(r.errors.empty());
-  EXPECT_TRUE(r.families.empty());
+  ASSERT_EQ(r.families.size(), 1u);
+  EXPECT_EQ(Value(r.families, "rdma_port_pma_supported", Port("rxe0", 1)), 0);
+  EXPECT_EQ(Value(r.families, "rdma_port_pma_supported", Port("rxe1", 1)), 0);
+  EXPECT_EQ(Count(r.families, "rdma_port_pma_supported"), 2u);
+}
+
+// Older kernels create counters/ for every port; without process_mad (iWARP, irdma) each of its
+// files reads "N/A (no PMA)". That is a property of the port, exported once per poll, not 17
+// read errors per poll.
+TEST(PortCountersCollector, OlderKernelNoPmaPortExportsZeroOncePerPollAndCountsNoErrors) {
+  TempDir tree;
+  CopyTree(Roce(), tree);
+  std::string dir = "class/infiniband/mlx5_2/ports/1/counters/";
+  for (const auto& entry : std::filesystem::directory_iterator(tree.path() + "/" + dir)) {
+    tree.Write(dir + entry.path().filename().string(), "N/A (no PMA)\n");
+  }
+  SysfsReader reader(tree.path());
+  PortCountersCollector collector;
+  for (int poll = 0; poll < 2; ++poll) {
+    SCOPED_TRACE(poll);
+    auto r = RunCollector(collector, reader);
+    EXPECT_EQ(r.failures, 0u);
+    EXPECT_TRUE(r.errors.empty());
+    EXPECT_EQ(Value(r.families, "rdma_port_pma_supported", Port("mlx5_2", 1)), 0);
+    EXPECT_EQ(CountMatching(r.families, "rdma_port_pma_supported", Port("mlx5_2", 1)), 1u);
+    // Nothing else of that port; the PMA ports are unchanged.
+    EXPECT_EQ(CountWithLabel(r.families, "device", "mlx5_2"), 1u);
+    EXPECT_EQ(Value(r.families, "rdma_port_pma_supported", Port("mlx5_0", 1)), 1);
+    EXPECT_EQ(Value(r.families, "rdma_port_symbol_errors_total", Port("mlx5_0", 1)), 65535);
+  }
 }
 
 TEST(PortCountersCollector, PermissionAndIoErrorCostOnlyThatCounter) {
@@ -420,17 +453,63 @@ TEST(PortCountersCollector, PermissionAndIoErrorCostOnlyThatCounter) {
   EXPECT_EQ(r.errors, (ErrorMap{{{"counters", "permission"}, 1}, {{"counters", "io"}, 1}}));
 }
 
-// A 17-file table without unicast_* is either the basic (32-bit) table or the NOIETF table,
-// whose data counters are 64-bit. A value above 2^32-1 proves the counter is wider than 32 bits,
-// so it is not "at the all-ones value of its width" and must not be reported as saturated.
-TEST(PortCountersCollector, ValueAbove32BitAllOnesIsNotReportedSaturated) {
+// A 17-file table without unicast_* is either the basic (32-bit) table or the kernel's "noietf"
+// table, whose data/packet counters are 64-bit. A value above 2^32-1 proves the 64-bit table:
+// those four counters then have no saturation gauge (64-bit counters do not saturate in practice).
+TEST(PortCountersCollector, ValueAbove32BitAllOnesProvesThe64BitTable) {
   TempDir tmp;
   CopyTree(Ib(), tmp);
   tmp.Write("class/infiniband/mlx5_2/ports/3/counters/port_xmit_data", "8589934592\n");
   auto r = CollectWith<PortCountersCollector>(tmp.path());
   EXPECT_EQ(Value(r.families, "rdma_port_data_transmitted_bytes_total", Port("mlx5_2", 3)),
             8589934592.0 * 4);
-  EXPECT_EQ(Value(r.families, kSaturated, PortWith("mlx5_2", 3, "counter", "port_xmit_data")), 0);
+  for (const char* counter :
+       {"port_xmit_data", "port_rcv_data", "port_xmit_packets", "port_rcv_packets"}) {
+    SCOPED_TRACE(counter);
+    EXPECT_FALSE(
+        Value(r.families, kSaturated, PortWith("mlx5_2", 3, "counter", counter)).has_value());
+  }
+  // port_xmit_wait is read from PortCounters (32-bit) in every table.
+  EXPECT_EQ(Value(r.families, kSaturated, PortWith("mlx5_2", 3, "counter", "port_xmit_wait")), 0);
+}
+
+// The width of one data counter follows from its siblings (one table per port), and is
+// remembered: a 64-bit counter passing 2^32-1 (or cleared and read at exactly 2^32-1) is not
+// saturated. Before: only the presence of unicast_* decided, so this port read as saturated.
+TEST(PortCountersCollector, NoietfPortAtExactly32BitAllOnesIsNotSaturatedAndWidthIsRemembered) {
+  TempDir tmp;
+  CopyTree(Ib(), tmp);
+  std::string dir = "class/infiniband/mlx5_2/ports/4/counters/";
+  tmp.Write(dir + "port_rcv_packets", "6800000000\n");  // > 2^32-1: the noietf table
+  SysfsReader reader(tmp.path());
+  PortCountersCollector collector;
+  auto first = RunCollector(collector, reader);
+  EXPECT_EQ(Value(first.families, "rdma_port_data_transmitted_bytes_total", Port("mlx5_2", 4)),
+            4294967295.0 * 4);
+  EXPECT_FALSE(Value(first.families, kSaturated, PortWith("mlx5_2", 4, "counter", "port_xmit_data"))
+                   .has_value());
+  // Counters cleared (perfquery -x): every value below 2^32 again, port_xmit_data at 2^32-1.
+  tmp.Write(dir + "port_rcv_packets", "5\n");
+  auto second = RunCollector(collector, reader);
+  EXPECT_EQ(Value(second.families, "rdma_port_packets_received_total", Port("mlx5_2", 4)), 5);
+  EXPECT_FALSE(
+      Value(second.families, kSaturated, PortWith("mlx5_2", 4, "counter", "port_xmit_data"))
+          .has_value());
+  // A port of the same device without such evidence keeps the 32-bit treatment.
+  EXPECT_EQ(Value(second.families, kSaturated, PortWith("mlx5_2", 5, "counter", "port_xmit_data")),
+            1);
+}
+
+// The extended table (unicast_* files) is 64-bit from the start: 2^32-1 there is just a value.
+TEST(PortCountersCollector, ExtTableValueAt32BitAllOnesIsNotSaturated) {
+  TempDir tmp;
+  CopyTree(Roce(), tmp);
+  tmp.Write("class/infiniband/mlx5_0/ports/1/counters/port_rcv_packets", "4294967295\n");
+  auto r = CollectWith<PortCountersCollector>(tmp.path());
+  EXPECT_EQ(Value(r.families, "rdma_port_packets_received_total", Port("mlx5_0", 1)), 4294967295.0);
+  EXPECT_FALSE(Value(r.families, kSaturated, PortWith("mlx5_0", 1, "counter", "port_rcv_packets"))
+                   .has_value());
+  EXPECT_EQ(Value(r.families, "rdma_port_pma_supported", Port("mlx5_0", 1)), 1);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -658,6 +737,43 @@ TEST(PcieCollector, Gen5OnInfiniBandDevices) {
                   {{"device", "mlx5_2"}, {"kind", "current"}}),
             32e9);
   EXPECT_EQ(Count(r.families, "rdma_pcie_aer_errors_total"), 6u);
+}
+
+// The bridge above 0000:3b:00.0 and 0000:5e:00.0 (the slot) is Gen4 x16: its maximum is exported
+// per device so that "downtrained" can compare against min(card, slot).
+TEST(PcieCollector, UpstreamBridgeMaximumPerDeviceButNotForTheVf) {
+  auto r = CollectWith<PcieCollector>(Roce());
+  EXPECT_EQ(r.failures, 0u);
+  for (const char* device : {"mlx5_0", "mlx5_2"}) {
+    SCOPED_TRACE(device);
+    EXPECT_EQ(
+        Value(r.families, "rdma_pcie_upstream_max_link_transfers_per_second", {{"device", device}}),
+        16e9);
+    EXPECT_EQ(Value(r.families, "rdma_pcie_upstream_max_link_width_lanes", {{"device", device}}),
+              16);
+  }
+  EXPECT_EQ(Count(r.families, "rdma_pcie_upstream_max_link_transfers_per_second"), 2u);
+  EXPECT_EQ(Count(r.families, "rdma_pcie_upstream_max_link_width_lanes"), 2u);
+}
+
+// No max_link_* files in the parent directory (mlx5-ib's bridge, or a root complex pci0000:xx):
+// no upstream series and no error; a garbage value is malformed like the card's own files.
+TEST(PcieCollector, UpstreamWithoutFilesIsAbsentAndGarbageIsMalformed) {
+  auto ib = CollectWith<PcieCollector>(Ib());
+  EXPECT_EQ(ib.failures, 0u);
+  EXPECT_EQ(Count(ib.families, "rdma_pcie_upstream_max_link_transfers_per_second"), 0u);
+  EXPECT_EQ(Count(ib.families, "rdma_pcie_upstream_max_link_width_lanes"), 0u);
+
+  TempDir tmp;
+  CopyTree(Roce(), tmp);
+  tmp.Write("devices/pci0000:00/0000:00:02.0/max_link_speed", "8.0 GT/s PCIe\n");
+  tmp.Write("devices/pci0000:00/0000:00:02.0/max_link_width", "x8\n");
+  auto r = CollectWith<PcieCollector>(tmp.path());
+  EXPECT_EQ(
+      Value(r.families, "rdma_pcie_upstream_max_link_transfers_per_second", {{"device", "mlx5_0"}}),
+      8e9);
+  EXPECT_EQ(Count(r.families, "rdma_pcie_upstream_max_link_width_lanes"), 0u);
+  EXPECT_EQ(r.errors, (ErrorMap{{{"pcie", "malformed"}, 2}}));
 }
 
 TEST(PcieCollector, RxeWithoutPciFunctionHasNoSeries) {

@@ -108,6 +108,44 @@ TEST(VerbsFixtureReader, RxeCaptureLimitsAndPortMtus) {
   EXPECT_EQ(dev.ports[0].active_mtu_bytes, 1024u);
 }
 
+// `ibv_devinfo` without -v: the device block has no max_* lines (only the port section's state
+// and MTUs). The limits are unknown, not 0.
+const char kDevinfoWithoutVerbose[] =
+    "hca_id:\trxe0\n"
+    "\ttransport:\t\t\tInfiniBand (0)\n"
+    "\tfw_ver:\t\t\t\t0.0.0\n"
+    "\tnode_guid:\t\t\t5054:00ff:fe12:3456\n"
+    "\tsys_image_guid:\t\t\t5054:00ff:fe12:3456\n"
+    "\tvendor_id:\t\t\t0xffffff\n"
+    "\tvendor_part_id:\t\t\t0\n"
+    "\thw_ver:\t\t\t\t0x0\n"
+    "\tphys_port_cnt:\t\t\t1\n"
+    "\t\tport:\t1\n"
+    "\t\t\tstate:\t\t\tPORT_ACTIVE (4)\n"
+    "\t\t\tmax_mtu:\t\t4096 (5)\n"
+    "\t\t\tactive_mtu:\t\t1024 (3)\n"
+    "\t\t\tsm_lid:\t\t\t0\n"
+    "\t\t\tport_lid:\t\t0\n"
+    "\t\t\tport_lmc:\t\t0x00\n"
+    "\t\t\tlink_layer:\t\tEthernet\n\n";
+
+TEST(VerbsFixtureReader, CaptureWithoutVerboseLeavesLimitsAbsent) {
+  TempDir dir;
+  dir.Write("rxe0", kDevinfoWithoutVerbose);
+  VerbsDevice dev;
+  ASSERT_EQ(MakeVerbsFixtureReader(dir.path())->ReadDevice("rxe0", &dev), 0);
+  EXPECT_FALSE(dev.max_qp.has_value());
+  EXPECT_FALSE(dev.max_cq.has_value());
+  EXPECT_FALSE(dev.max_mr.has_value());
+  EXPECT_FALSE(dev.max_pd.has_value());
+  EXPECT_FALSE(dev.max_srq.has_value());
+  EXPECT_FALSE(dev.max_qp_wr.has_value());
+  EXPECT_FALSE(dev.max_cqe.has_value());
+  ASSERT_EQ(dev.ports.size(), 1u);
+  EXPECT_EQ(dev.ports[0].active_mtu_bytes, 1024u);
+  EXPECT_EQ(dev.ports[0].state, 4);
+}
+
 TEST(VerbsFixtureReader, UnknownDeviceIsEnodev) {
   auto reader = MakeVerbsFixtureReader(FixturePath("verbs"));
   VerbsDevice dev;
@@ -241,6 +279,27 @@ TEST(MakeKernelReaders, FixtureModeHasVerbsAndNetlinkReadersOnlyWithTheirCapture
 
 // ---------------------------------------------------------------------------------------------
 // verbs collector
+
+// Without -v the capture shows no limits: no rdma_device_max_* series (not 0), the port MTUs
+// are still there, and nothing counts as a failure.
+TEST(VerbsCollector, CaptureWithoutVerboseExportsNoLimitSeries) {
+  TempDir dir;
+  dir.Write("rxe0", kDevinfoWithoutVerbose);
+  std::string rxe1 = kDevinfoWithoutVerbose;
+  rxe1.replace(rxe1.find("rxe0"), 4, "rxe1");
+  dir.Write("rxe1", rxe1);
+  KernelReaders kernel;
+  kernel.verbs = MakeVerbsFixtureReader(dir.path());
+  VerbsCollector collector;
+  auto r = RunWith({&collector}, RxeCaptureSysfs(), &kernel);
+  EXPECT_EQ(r.failures, 0u);
+  for (const char* family : {"rdma_device_max_qps", "rdma_device_max_cqs", "rdma_device_max_mrs",
+                             "rdma_device_max_pds", "rdma_device_max_srqs"}) {
+    EXPECT_EQ(Count(r.families, family), 0u) << family;
+  }
+  EXPECT_EQ(Value(r.families, "rdma_port_active_mtu_bytes", {{"device", "rxe1"}, {"port", "1"}}),
+            1024);
+}
 
 TEST(VerbsCollector, RxeCaptureMtusAndLimits) {
   KernelReaders kernel = FixtureReaders();

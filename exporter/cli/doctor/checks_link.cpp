@@ -125,6 +125,9 @@ Check PortRateUniform(NodeView& v) {
                 parts.empty() ? "no ACTIVE ports to compare" : Join(parts, "; "));
 }
 
+// The link trains to the lower capability of the card and the port it is plugged into (the
+// slot: a Gen5 card in a Gen4 slot runs Gen4 at best), so "downtrained" compares the current
+// link against min(card max, slot max) where the slot's maximum is known.
 Check PcieLink(NodeView& v) {
   std::vector<Item> items;
   std::vector<std::string> ok;
@@ -145,14 +148,31 @@ Check PcieLink(NodeView& v) {
       }
       continue;
     }
+    auto slot_speed = SampleValue(v.now, "rdma_pcie_upstream_max_link_transfers_per_second",
+                                  {{"device", d.name}});
+    auto slot_width =
+        SampleValue(v.now, "rdma_pcie_upstream_max_link_width_lanes", {{"device", d.name}});
+    double want_speed = slot_speed ? std::min(*max_speed, *slot_speed) : *max_speed;
+    double want_width = slot_width ? std::min(*max_width, *slot_width) : *max_width;
     auto text = [](double speed, double width) {
       return Number(speed / 1e9) + " GT/s x" + Number(width);
     };
     std::string current = text(*cur_speed, *cur_width);
-    if (*cur_speed < *max_speed || *cur_width < *max_width) {
+    std::string card = text(*max_speed, *max_width);
+    bool slot_limited = want_speed < *max_speed || want_width < *max_width;
+    if (*cur_speed < want_speed || *cur_width < want_width) {
+      std::string capable =
+          slot_limited ? text(want_speed, want_width) + " (card " + card + " in a slower slot)"
+                       : card;
       items.push_back({d.name + " (" + d.pci_address + ")", Status::kFail,
-                       "PCIe " + current + ", capable of " + text(*max_speed, *max_width) +
+                       "PCIe " + current + ", capable of " + capable +
                            " (downtrained: reseat or check the slot/riser)"});
+    } else if (slot_limited) {
+      // Not a fault of this link: the slot caps it. Said so that a move to a faster slot is an
+      // informed choice.
+      items.push_back({d.name, Status::kPass,
+                       current + " (slot maximum; the card is capable of " + card + ")"});
+      ok.push_back(d.name + " " + current + " (slot max, card " + card + ")");
     } else {
       items.push_back({d.name, Status::kPass, current});
       ok.push_back(d.name + " " + current);

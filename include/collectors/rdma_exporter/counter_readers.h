@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -32,10 +33,22 @@ struct PmaReading {
     return width != 0 && width <= 32 && value == (uint64_t{1} << width) - 1;
   }
 };
+// What reading a port's PMA counters tells about the port itself.
+struct PmaPortStatus {
+  // true: some counters/ file reads a number. false: the port has no PMA (a device without
+  // process_mad: iWARP, irdma, rxe): current kernels create no counters/ directory for it, older
+  // ones (4.x) create it with every file reading "N/A (no PMA)". nullopt: nothing readable.
+  std::optional<bool> supported;
+  // The data/packet counters of counters/ are 64-bit (the kernel's "ext" or "noietf" table).
+  // In: proven by an earlier read of the port; out: also when proven by this read.
+  bool wide_data = false;
+};
 // Every PMA counter of a port by file name as in counters/ (legacy counters_ext/ 64-bit values
 // override; other counters_ext files as "ext_<file>"). Unreadable files are reported through ctx
-// and left out. Shared by the collector and the show-counters command.
-std::map<std::string, PmaReading> ReadPmaCounters(CollectContext& ctx, const PortInfo& port);
+// and left out; a port without PMA reports nothing. Shared by the collector and the
+// show-counters command; status (optional) carries what the caller remembers of the port.
+std::map<std::string, PmaReading> ReadPmaCounters(CollectContext& ctx, const PortInfo& port,
+                                                  PmaPortStatus* status = nullptr);
 
 // HELP text for a known hw counter name (mlx5, rxe), or nullptr.
 const char* HwCounterHelp(std::string_view name);

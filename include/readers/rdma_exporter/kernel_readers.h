@@ -108,10 +108,11 @@ struct VerbsPort {
   int state = 0;  // enum ibv_port_state (4 = ACTIVE)
 };
 
-// Device limits (ibv_query_device) and ports of one device.
+// Device limits (ibv_query_device) and ports of one device. The limits are absent when the
+// source does not show them (an `ibv_devinfo` capture without -v); libibverbs always sets them.
 struct VerbsDevice {
-  uint64_t max_qp = 0, max_cq = 0, max_mr = 0, max_pd = 0, max_srq = 0;
-  uint64_t max_qp_wr = 0, max_cqe = 0;
+  std::optional<uint64_t> max_qp, max_cq, max_mr, max_pd, max_srq;
+  std::optional<uint64_t> max_qp_wr, max_cqe;
   std::vector<VerbsPort> ports;  // ordered by port number
 };
 
