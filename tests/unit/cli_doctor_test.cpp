@@ -594,23 +594,38 @@ TEST(CliDoctor, E810PauseStormsAreJudgedByItsPauseFrames) {
                  "\"no PFC pause frames in the last 0\\.[1-9] s\"\\}")))
       << quiet_json.out;
   EXPECT_EQ(StatusOf(quiet.out, "pfc_storm"), "SKIP");  // mlx5_2 still not checked
-  // Frames counted during the window: XON + XOFF of priority 3 rose by 50 + 30.
-  std::string more = std::regex_replace(ice, std::regex("rx_priority_3_xoff\\.nic: 3400"),
-                                        "rx_priority_3_xoff.nic: 3450");
-  more = std::regex_replace(more, std::regex("rx_priority_3_xon\\.nic: 1200"),
-                            "rx_priority_3_xon.nic: 1230");
-  ASSERT_NE(more, ice);
-  std::thread writer([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(400));
-    fixtures.Replace(more);
-  });
-  CliRun busy = RunDoctor(with("--sample=1.2"));
-  writer.join();
+  // Frames counted during the window, XON + XOFF of priority 3: +80 (congestion, below a storm's
+  // rate: PASS), then +5000 (at a storm's rate: WARN).
+  auto sampled_with = [&](int xoff, int xon, bool json) {
+    std::string more = std::regex_replace(ice, std::regex("rx_priority_3_xoff\\.nic: 3400"),
+                                          "rx_priority_3_xoff.nic: " + std::to_string(xoff));
+    more = std::regex_replace(more, std::regex("rx_priority_3_xon\\.nic: 1200"),
+                              "rx_priority_3_xon.nic: " + std::to_string(xon));
+    EXPECT_NE(more, ice);
+    std::thread writer([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(400));
+      fixtures.Replace(more);
+    });
+    auto flags = with("--sample=1.2");
+    if (json) flags.push_back("--json");
+    CliRun run = RunDoctor(flags);
+    writer.join();
+    fixtures.Replace(ice);
+    return run;
+  };
+  CliRun slow = sampled_with(3450, 1230, true);
+  EXPECT_TRUE(std::regex_search(
+      slow.out,
+      std::regex("\\{\"subject\":\"mlx5_0/1 \\(ens1f0np0\\)\",\"status\":\"PASS\",\"reason\":"
+                 "\"priority 3 rx \\+80 PFC pause frames in the last [0-9.]+ s, below the 500/s "
+                 "of a storm\"\\}")))
+      << slow.out;
+  CliRun busy = sampled_with(6400, 3200, false);
   EXPECT_EQ(StatusOf(busy.out, "pfc_storm"), "WARN") << busy.out;
   EXPECT_TRUE(std::regex_search(
       ReasonOf(busy.out, "pfc_storm"),
-      std::regex("^mlx5_0/1 \\(ens1f0np0\\): priority 3 rx \\+80 PFC pause frames in the last "
-                 "[0-9.]+ s: this NIC counts no pause time or storm events")))
+      std::regex("^mlx5_0/1 \\(ens1f0np0\\): priority 3 rx \\+5000 PFC pause frames in the "
+                 "last [0-9.]+ s: at a pause storm's rate")))
       << busy.out;
   EXPECT_EQ(busy.code, 1);
 }

@@ -163,6 +163,16 @@ bool RenderPci(SimState& s, const Device& d, std::string* error) {
   TreeWriter& w = s.writer;
   const std::string& b = d.pci_rel;
   if (!RenderPciFunction(s, d, d.pci, b, d.aer_cor, error)) return false;
+  if (!d.vf) {
+    // The root port the card sits in (the upstream bridge): a slot of the card's own generation
+    // and width, so the card is not limited by it.
+    const NicIdentity& id = Identity(d.nic);
+    const std::string slot = fs::path(b).parent_path().string();
+    if (!w.File(slot + "/max_link_speed", Line(id.pcie_speed), error) ||
+        !w.File(slot + "/max_link_width", "16\n", error)) {
+      return false;
+    }
+  }
   if (d.nic == Nic::kConnectX6DxLag) {
     const Port& second = d.slaves[1];
     return RenderPciFunction(s, d, second.pci, second.pci_rel, AerStats{}, error);

@@ -154,42 +154,57 @@ BySubject<StormPort> StormPorts(NodeView& v) {
   return ports;
 }
 
-// The RoCE PF ports, once per netdev, with their labels: the ethtool counters of a port are
-// read on its PF's netdev (VFs have none).
+// The netdevs of the RoCE PF ports, once each, with their labels: the ethtool counters of a port
+// are read on its PF's netdev (VFs have none), on each slave for a RoCE LAG port.
 std::vector<std::pair<std::string, LabelMap>> RocePfPorts(NodeView& v) {
   std::vector<std::pair<std::string, LabelMap>> out;
   std::vector<std::string> netdevs;
   for (const auto& d : v.inventory().devices) {
     if (!d.physfn.empty()) continue;
     for (const auto& p : d.ports) {
-      if (!NodeView::IsRoce(p) || p.netdev.empty()) continue;
-      if (std::find(netdevs.begin(), netdevs.end(), p.netdev) != netdevs.end()) continue;
-      netdevs.push_back(p.netdev);
-      out.emplace_back(NodeView::Subject(d, p), NodeView::Port(d, p));
+      if (!NodeView::IsRoce(p)) continue;
+      for (const auto& n : PhysicalNetdevs(p)) {
+        if (std::find(netdevs.begin(), netdevs.end(), n.name) != netdevs.end()) continue;
+        netdevs.push_back(n.name);
+        LabelMap key = NodeView::Port(d, p);
+        key["netdev"] = n.name;
+        out.emplace_back(NodeView::Subject(d, p, n), std::move(key));
+      }
     }
   }
   return out;
 }
 
-// The PFC pause frames of a port that rose during the sample: "priority 3 rx +120".
-std::vector<std::string> PauseFramesRisen(NodeView& v, const LabelMap& key) {
+// A priority kept paused sends pause frames at least once per pause time: one frame holds the
+// link for at most 65535 quanta of 512 bit times (335 us at 100 Gb/s, 1.3 ms at 25 Gb/s), so a
+// storm is thousands of frames a second per priority and more, while congestion on a healthy
+// lossless fabric gives tens to a few hundred.
+constexpr double kStormPauseFramesPerSecond = 500;
+
+// The PFC pause frames of a port's netdev that rose during the sample: "priority 3 rx +120", and
+// whether any priority rose at a storm's rate.
+std::vector<std::string> PauseFramesRisen(NodeView& v, const LabelMap& key, bool* storm_rate) {
   std::vector<std::string> risen;
+  *storm_rate = false;
   for (const auto& s : AllSamples(v.now, metric::kPfcPauseFrames)) {
     if (LabelOf(s.labels, "device") != LabelOf(key, "device") ||
-        LabelOf(s.labels, "port") != LabelOf(key, "port")) {
+        LabelOf(s.labels, "port") != LabelOf(key, "port") ||
+        LabelOf(s.labels, "netdev") != LabelOf(key, "netdev")) {
       continue;
     }
     auto before = SampleValue(v.before, metric::kPfcPauseFrames, s.labels);
     if (!before || s.value <= *before) continue;
+    double rise = s.value - *before;
+    *storm_rate = *storm_rate || rise / v.sample_seconds >= kStormPauseFramesPerSecond;
     risen.push_back("priority " + LabelOf(s.labels, "priority") + " " +
-                    LabelOf(s.labels, "direction") + " +" + Number(s.value - *before));
+                    LabelOf(s.labels, "direction") + " +" + Number(rise));
   }
   return risen;
 }
 
 // A port whose NIC has no pause-storm watchdog (ice, bnxt_en): a priority paused most of the
 // sample is caught by StormPorts (bnxt_en counts pause time); with pause frames alone (ice) a
-// storm cannot be told from congestion, so rising frames WARN.
+// storm is told from congestion by the frame rate.
 Item WithoutWatchdog(NodeView& v, const std::string& subject, const LabelMap& key,
                      const std::string& window) {
   bool has_time = FindSample(v.now, metric::kPfcPauseDuration, key) != nullptr;
@@ -207,12 +222,19 @@ Item WithoutWatchdog(NodeView& v, const std::string& subject, const LabelMap& ke
   if (has_time) {
     return {subject, Status::kPass, "no priority paused most of " + window};
   }
-  std::vector<std::string> risen = PauseFramesRisen(v, key);
+  bool storm_rate = false;
+  std::vector<std::string> risen = PauseFramesRisen(v, key, &storm_rate);
   if (risen.empty()) return {subject, Status::kPass, "no PFC pause frames in " + window};
+  std::string frames = Join(risen) + " PFC pause frames in " + window;
+  if (!storm_rate) {
+    return {subject, Status::kPass,
+            frames + ", below the " + Number(kStormPauseFramesPerSecond) + "/s of a storm"};
+  }
   return {subject, Status::kWarn,
-          Join(risen) + " PFC pause frames in " + window +
-              ": this NIC counts no pause time or storm events, so a storm cannot be told "
-              "from congestion; check the switch's PFC watchdog"};
+          frames +
+              ": at a pause storm's rate (this NIC counts no pause time or storm events, "
+              "so a storm cannot be told from heavy congestion); check the switch's PFC "
+              "watchdog"};
 }
 
 // Per port (or device): the error counters that rose during the sample, and the saturated ones.
