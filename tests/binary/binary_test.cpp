@@ -2,6 +2,7 @@
 // over HTTP on 127.0.0.1, output linted with promtool. Every process is stopped by its PID.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -233,10 +234,10 @@ TEST(Binary, DemoFabricMetricsMoveAndPassPromtool) {
 // The simulator with a scenario, and the exporter reading its ethtool/DCB fixtures.
 class RoceDemo {
  public:
-  explicit RoceDemo(const std::string& scenario) {
+  explicit RoceDemo(const std::string& scenario, const std::string& fault_device = "mlx5_0") {
     sim_ = std::make_unique<Process>(
         std::vector<std::string>{kSimulator, "--root", dir_.path(), "--interval", "200ms",
-                                 "--scenario", scenario, "--fault-device", "mlx5_0"});
+                                 "--scenario", scenario, "--fault-device", fault_device});
     WaitForSimulator(*sim_);
     exporter_ = std::make_unique<Exporter>(std::vector<std::string>{
         "--path.sysfs=" + dir_.path() + "/sys", "--path.fixtures=" + dir_.path() + "/fixtures",
@@ -310,6 +311,68 @@ TEST(Binary, PfcStormScenarioShowsPauseTimeAndStormEvents) {
       SampleValue(text, "rdma_pfc_storm_events_total{" + kRocePort + ",severity=\"warning\"}"), 0);
   EXPECT_GT(SampleValue(text, "rdma_pfc_storm_events_total{" + kRocePort + ",severity=\"error\"}"),
             0);
+}
+
+// The demo's RoCE LAG: mlx5_bond_0 on bond0 over the ConnectX-6 Dx PFs ens9f0np0/ens9f1np1.
+const std::string kBond = "device=\"mlx5_bond_0\",port=\"1\"";
+std::string Slave(const std::string& netdev) {
+  return kBond + ",netdev=\"" + netdev + "\",bond=\"bond0\"";
+}
+// The demo's Intel E810: irdma rocep51s0f0 on the ice netdev ens10f0np0.
+const std::string kE810 = "device=\"rocep51s0f0\",port=\"1\"";
+const std::string kE810Port = kE810 + ",netdev=\"ens10f0np0\"";
+
+TEST(Binary, DemoLagIsReadFromItsSlavesAndE810FromItsIceCounters) {
+  RoceDemo demo("healthy");
+  std::string text = demo.Metrics();
+  // The bond has no ethtool statistics or DCB: every slave has its own set, the bond none.
+  for (const char* slave : {"ens9f0np0", "ens9f1np1"}) {
+    EXPECT_EQ(SampleValue(text, "rdma_dcb_supported{" + Slave(slave) + "}"), 1) << slave;
+    EXPECT_EQ(SampleValue(text, "rdma_pfc_enabled{" + Slave(slave) + ",priority=\"3\"}"), 1);
+    EXPECT_EQ(SampleValue(
+                  text, "rdma_roce_config_ok{" + Slave(slave) + ",check=\"pfc_on_nccl_priority\"}"),
+              1);
+    EXPECT_GE(SampleValue(text, "rdma_phy_lane_errors_total{" + Slave(slave) + ",lane=\"3\"}"), 0);
+    EXPECT_EQ(SampleValue(text, "rdma_module_events_total{" + Slave(slave) + ",event=\"unplug\"}"),
+              0);
+  }
+  EXPECT_EQ(text.find("netdev=\"bond0\",bond="), std::string::npos);
+  EXPECT_EQ(text.find("rdma_dcb_supported{" + kBond + ",netdev=\"bond0\"}"), std::string::npos);
+  EXPECT_EQ(SampleValue(text, "rdma_netdev_up{" + kBond + ",netdev=\"bond0\"}"), 1);
+  // E810: no PMA (irdma), PFC from the ice XON + XOFF counters, its DCB checked like mlx5's.
+  EXPECT_EQ(SampleValue(text, "rdma_port_pma_supported{" + kE810 + "}"), 0);
+  EXPECT_GT(SampleValue(text, "rdma_pfc_pause_frames_total{" + kE810Port +
+                                  ",direction=\"rx\",priority=\"3\"}"),
+            0);
+  EXPECT_EQ(
+      SampleValue(text, "rdma_roce_config_ok{" + kE810Port + ",check=\"pfc_on_nccl_priority\"}"),
+      1);
+  size_t errors = text.find("rdma_exporter_read_errors_total{");
+  EXPECT_EQ(errors, std::string::npos) << text.substr(errors, 200);
+  ExpectPromtoolClean(text);
+}
+
+TEST(Binary, BadLaneScenarioRaisesOneLaneOfALagSlave) {
+  RoceDemo demo("bad-lane", "mlx5_bond_0");
+  auto lane = [&](const std::string& text, int n) {
+    return SampleValue(text, "rdma_phy_lane_errors_total{" + Slave("ens9f0np0") + ",lane=\"" +
+                                 std::to_string(n) + "\"}");
+  };
+  std::string first = demo.Metrics();
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  std::string second = demo.Metrics();
+  double bad = lane(second, 3) - lane(first, 3);
+  EXPECT_GT(bad, 10 * std::max(1.0, lane(second, 0) - lane(first, 0)));
+  EXPECT_GT(bad, 10 * std::max(1.0, lane(second, 1) - lane(first, 1)));
+}
+
+TEST(Binary, PfcStormOnTheE810ShowsInItsPauseFrames) {
+  RoceDemo demo("pfc-storm", "rocep51s0f0");
+  std::string series =
+      "rdma_pfc_pause_frames_total{" + kE810Port + ",direction=\"tx\",priority=\"3\"}";
+  double before = SampleValue(demo.Metrics(), series);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  EXPECT_GT(SampleValue(demo.Metrics(), series), before + 10000);  // >= 10k XOFF/s
 }
 
 TEST(Binary, VanishedDeviceDisappearsAndReturnsWithoutRestart) {

@@ -32,7 +32,8 @@ std::string SimUsage() {
       "  --link-layer mixed|roce|ib\n"
       "                        mixed: even PFs RoCE/Ethernet, odd PFs InfiniBand (default)\n"
       "  --scenario NAME       fault scenario (default healthy)\n"
-      "  --fault-device NAME   device the scenario hits, port 1 (default mlx5_1)\n"
+      "  --fault-device NAME   device the scenario hits, port 1 (default mlx5_1; also\n"
+      "                        mlx5_bond_0 (the RoCE LAG) or rocep51s0f0 (the E810))\n"
       "  --scenario-file PATH  re-read before every tick: \"SCENARIO [FAULT_DEVICE]\" switches\n"
       "                        the scenario at runtime (healthy = fault cleared)\n"
       "  --interval DURATION   simulated time per tick, e.g. 1s, 500ms (default 1s)\n"
@@ -262,6 +263,9 @@ bool CheckFaultDevice(ParsedFlags& f, std::string* error) {
   const int count = c.devices + (mlx5 ? c.vfs : 0);
   if (!f.fault_given && count < 2) c.fault_device = mlx5 ? "mlx5_0" : "rxe0";
   const std::string& name = c.fault_device;
+  // The demo's extra NICs (mlx5_bond_<k>, the E810's rocep<bus>s0f0) keep their names; whether
+  // they exist is checked when the fabric is built (ResolveFault).
+  if (mlx5 && (name.rfind("mlx5_bond_", 0) == 0 || name.rfind("rocep", 0) == 0)) return true;
   long long idx = -1;
   bool ok = false;
   if (name.rfind("mlx5_", 0) == 0) {
