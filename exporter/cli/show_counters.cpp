@@ -83,6 +83,9 @@ struct CounterBlock {
   std::optional<unsigned> port;  // nullopt: device-level hw_counters
   std::string link_layer, netdev;
   std::vector<CounterGroup> groups;
+  // An older kernel's port without PMA (every counters/ file reads "N/A (no PMA)"): one line
+  // saying so instead of 17 "not a number" lines that look like read failures.
+  bool no_pma = false;
 };
 
 std::vector<CounterBlock> ReadCounters(CliNode& node) {
@@ -107,12 +110,18 @@ std::vector<CounterBlock> ReadCounters(CliNode& node) {
     for (const auto& port : device.ports) {
       CounterBlock block{device.name, port.number, port.link_layer, port.netdev, {}};
       CounterGroup pma{"counters", {}};
-      for (const auto& [file, reading] : ReadPmaCounters(ctx, port)) {
+      PmaPortStatus status;
+      for (const auto& [file, reading] : ReadPmaCounters(ctx, port, &status)) {
         const PmaCounterSpec* spec = FindPmaCounter(file);
         pma.values.push_back({file, reading.value, spec != nullptr ? unsigned(spec->scale) : 1u,
                               reading.width, reading.saturated(), false, ""});
       }
-      AddUnreadable(node.sysfs(), JoinPath(port.dir, "counters"), &pma);
+      std::string pma_dir = JoinPath(port.dir, "counters");
+      std::vector<std::string> pma_files;
+      // Current kernels create no counters/ for such a port: nothing to explain then.
+      block.no_pma = status.supported == false &&
+                     node.sysfs().ListAttributeDir(pma_dir, &pma_files) == 0 && !pma_files.empty();
+      if (!block.no_pma) AddUnreadable(node.sysfs(), pma_dir, &pma);
       if (!pma.values.empty()) block.groups.push_back(std::move(pma));
       CounterGroup hw = hw_group(JoinPath(port.dir, "hw_counters"), "hw_counters");
       // Optional counters only RDMA netlink reports (as the rdma_netlink collector: never the
@@ -212,6 +221,7 @@ class CounterTable {
       if (block.port) {
         out_ << ",\"port\":" << *block.port << ",\"link_layer\":" << JsonString(block.link_layer)
              << ",\"netdev\":" << JsonString(block.netdev);
+        if (block.no_pma) out_ << ",\"pma_supported\":false";
       } else {
         out_ << ",\"port\":null";
       }
@@ -226,7 +236,12 @@ class CounterTable {
     }
     if (interval()) out_ << ": per-second rates over " << Fixed(seconds_, 2) << " s";
     out_ << "\n";
-    if (block.groups.empty()) out_ << "  no counters\n";
+    if (block.no_pma) {
+      out_ << "  counters: none, the port has no PMA (every counters/ file reads \"N/A (no PMA)\", "
+              "as older kernels show a device without PMA)\n";
+    } else if (block.groups.empty()) {
+      out_ << "  no counters\n";
+    }
   }
 
   void Group(const CounterBlock& block, const CounterGroup& group) {

@@ -1,20 +1,25 @@
 // The built exporter and CLI on real Ethernet captures (tests/fixtures/real/<capture>, see
-// PROVENANCE.md in each): every value the exporter maps today is compared with the value the
-// test reads itself from the published raw text under raw/. Values the exporter drops or
-// mislabels today (issue 15 items 1, 5, 6, 10) are not asserted here; the lead adds them with
-// the fixes.
+// PROVENANCE.md in each): every value the exporter maps is compared with the value the test
+// reads itself from the published raw text under raw/, including issue 15 items 1 (RoCE LAG),
+// 5 (E810), 6 (curated mlx5 counters) and 10 (device limits); tests/fixtures/real/README.md
+// maps each item to its test.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <optional>
+#include <regex>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "real_capture.h"
+#include "test_util.h"
 
 namespace rdma_exporter::testing {
 namespace {
@@ -34,12 +39,13 @@ std::string ReadRaw(const std::string& capture, const std::string& file) {
   return ReadCaptureFile(RealCaptureDir(capture) + "/raw/" + file).value_or("");
 }
 
-// "     name: value" lines of a published `ethtool -S` text, in order; comments and headers
-// (no number after the last colon) are skipped.
-std::vector<std::pair<std::string, uint64_t>> RawEthtoolStats(const std::string& capture,
-                                                              const std::string& file) {
-  std::vector<std::pair<std::string, uint64_t>> stats;
-  std::istringstream lines(ReadRaw(capture, file));
+using EthtoolStats = std::vector<std::pair<std::string, uint64_t>>;
+
+// "     name: value" lines of an `ethtool -S` text, in order; comments and headers (no number
+// after the last colon) are skipped.
+EthtoolStats ParseEthtoolStats(const std::string& text) {
+  EthtoolStats stats;
+  std::istringstream lines(text);
   std::string line;
   while (std::getline(lines, line)) {
     size_t colon = line.rfind(':');
@@ -51,6 +57,10 @@ std::vector<std::pair<std::string, uint64_t>> RawEthtoolStats(const std::string&
     stats.emplace_back(line.substr(first, colon - first), std::stoull(value));
   }
   return stats;
+}
+
+EthtoolStats RawEthtoolStats(const std::string& capture, const std::string& file) {
+  return ParseEthtoolStats(ReadRaw(capture, file));
 }
 
 // One scrape of the exporter on a capture, linted with promtool.
@@ -113,14 +123,41 @@ std::optional<ExpectedMapping> ExpectedExactMapping(const std::string& stat) {
        {"rdma_pcie_outbound_stalled_events_total", {{"kind", "read"}}}},
       {"outbound_pci_stalled_wr_events",
        {"rdma_pcie_outbound_stalled_events_total", {{"kind", "write"}}}},
+      // Issue 15 item 6 (docs/metrics.md and the shared issue 15 names).
+      {"tx_discards_phy", {"rdma_phy_transmit_discards_total", {}}},
+      {"rx_pause_ctrl_phy", {"rdma_phy_pause_control_frames_total", {{"direction", "rx"}}}},
+      {"tx_pause_ctrl_phy", {"rdma_phy_pause_control_frames_total", {{"direction", "tx"}}}},
+      {"rx_pci_signal_integrity",
+       {"rdma_pcie_signal_integrity_errors_total", {{"direction", "rx"}}}},
+      {"tx_pci_signal_integrity",
+       {"rdma_pcie_signal_integrity_errors_total", {{"direction", "tx"}}}},
+      {"module_unplug", {"rdma_module_events_total", {{"event", "unplug"}}}},
+      {"module_bus_stuck", {"rdma_module_events_total", {{"event", "bus_stuck"}}}},
+      {"module_high_temp", {"rdma_module_events_total", {{"event", "high_temperature"}}}},
+      {"module_bad_shorted", {"rdma_module_events_total", {{"event", "bad_shorted"}}}},
   };
   auto it = kTable.find(stat);
   if (it == kTable.end()) return std::nullopt;
   return it->second;
 }
 
-// rx/tx_prio<p>_<what> names whose family and labels stay as they are after issue 15 (the
-// discard reasons "buffer" and "other" are renamed, so they are not checked here).
+// rx_err_lane_<N>_phy and rx/tx_vport_rdma_<cast>_<bytes|packets> (issue 15 item 6).
+std::optional<ExpectedMapping> ExpectedLaneOrVportMapping(const std::string& stat) {
+  std::smatch match;
+  static const std::regex lane(R"(^rx_err_lane_([0-7])_phy$)");
+  if (std::regex_match(stat, match, lane)) {
+    return ExpectedMapping{"rdma_phy_lane_errors_total", {{"lane", match[1].str()}}};
+  }
+  static const std::regex vport(R"(^(rx|tx)_vport_rdma_(unicast|multicast)_(bytes|packets)$)");
+  if (std::regex_match(stat, match, vport)) {
+    return ExpectedMapping{"rdma_roce_vport_" + match[3].str() + "_total",
+                           {{"direction", match[1].str()}, {"cast", match[2].str()}}};
+  }
+  return std::nullopt;
+}
+
+// rx/tx_prio<p>_<what> names, with the discard reasons as renamed by issue 15 (item 6:
+// `_discards` is the lack of port buffer, `_buf_discard` of per-host buffer).
 std::optional<ExpectedMapping> ExpectedPriorityMapping(const std::string& stat) {
   if (stat.size() < 10 || stat.compare(2, 5, "_prio") != 0) return std::nullopt;
   std::string direction = stat.substr(0, 2);
@@ -135,9 +172,14 @@ std::optional<ExpectedMapping> ExpectedPriorityMapping(const std::string& stat) 
     return ExpectedMapping{"rdma_pfc_pause_duration_seconds_total", dir_prio, 1e-6};
   }
   if (direction != "rx") return std::nullopt;
-  if (what == "cong_discard") {
-    return ExpectedMapping{"rdma_priority_discards_total",
-                           {{"reason", "congestion"}, {"priority", priority}}};
+  for (const auto& [suffix, reason] :
+       std::map<std::string, std::string>{{"cong_discard", "congestion"},
+                                          {"buf_discard", "host_buffer"},
+                                          {"discards", "port_buffer"}}) {
+    if (what == suffix) {
+      return ExpectedMapping{"rdma_priority_discards_total",
+                             {{"reason", reason}, {"priority", priority}}};
+    }
   }
   if (what == "marked") {
     return ExpectedMapping{"rdma_priority_ecn_marked_packets_total", {{"priority", priority}}};
@@ -153,6 +195,7 @@ int ExpectEveryCuratedStat(const Scrape& scrape,
   int checked = 0;
   for (const auto& [stat, value] : raw) {
     auto mapping = ExpectedExactMapping(stat);
+    if (!mapping) mapping = ExpectedLaneOrVportMapping(stat);
     if (!mapping) mapping = ExpectedPriorityMapping(stat);
     if (!mapping) continue;
     Labels labels = netdev;
@@ -173,29 +216,41 @@ TEST(RealCaptureEth, Mlx5LaneCaptureEveryCuratedValueMatchesTheRawEthtoolOutput)
   auto raw = RawEthtoolStats("mlx5-lane-ethtool", "ethtool-S.txt");
   ASSERT_EQ(raw.size(), 162u);
   // 14 phy/pcie/storm/out-of-buffer names, rx/tx prio0 bytes+packets, rx_prio0_cong_discard
-  // and rx_prio0_marked.
-  EXPECT_EQ(ExpectEveryCuratedStat(scrape, raw, netdev), 20);
+  // and rx_prio0_marked; item 6: 4 lanes, tx_discards_phy, 2 pause-control, 2 PCIe signal
+  // integrity, 4 module events, 8 vport RDMA, rx_prio0_discards and rx_prio0_buf_discard.
+  EXPECT_EQ(ExpectEveryCuratedStat(scrape, raw, netdev), 43);
   // The port whose lane 3 is failing: FEC corrects 17.7 M bits, 386 packets are still lost.
   EXPECT_EQ(FindSample(scrape.samples, Series("rdma_phy_fec_corrected_bit_errors_total", netdev)),
             17750739);
   EXPECT_EQ(FindSample(scrape.samples, Series("rdma_phy_crc_errors_total", netdev)), 386);
+  // The reasons before issue 15 are gone.
+  EXPECT_EQ(scrape.text.find("reason=\"buffer\""), std::string::npos);
+  EXPECT_EQ(scrape.text.find("reason=\"other\""), std::string::npos);
 }
 
-// The doctor's lines: check name -> status (PASS, SKIP, WARN, FAIL). Its exit code says
-// whether a check failed; these captures have no /dev/infiniband, so it is not asserted.
-std::map<std::string, std::string> DoctorStatuses(const std::string& capture) {
+// The doctor's lines by check name ("PASS  pfc_storm  ..."). Its exit code says whether a
+// check failed; these captures have no /dev/infiniband, so it is not asserted.
+std::map<std::string, std::string> DoctorLines(const std::string& capture_dir) {
   std::string out;
-  RunCli(RealCaptureDir(capture), "doctor", &out);
-  std::map<std::string, std::string> statuses;
+  RunCli(capture_dir, "doctor", &out);
+  std::map<std::string, std::string> checks;
   std::istringstream lines(out);
   std::string line;
   while (std::getline(lines, line)) {
     auto fields = Fields(line);
     if (fields.size() >= 2 &&
         fields[0].find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZ") == std::string::npos) {
-      statuses[fields[1]] = fields[0];
+      checks[fields[1]] = line;
     }
   }
+  return checks;
+}
+
+// Check name -> status (PASS, SKIP, WARN, FAIL).
+std::map<std::string, std::string> DoctorStatuses(const std::string& capture) {
+  std::map<std::string, std::string> statuses;
+  for (const auto& [check, line] : DoctorLines(RealCaptureDir(capture)))
+    statuses[check] = Fields(line)[0];
   return statuses;
 }
 
@@ -235,6 +290,84 @@ TEST(RealCaptureEth, E810CaptureIsServedAndItsNetdevFound) {
   EXPECT_EQ(raw.back().first, "rx_priority_7_xoff.nic");
   EXPECT_NE(Cli("e810-ethtool", "ibdev2netdev").find("irdma0 port 1 ==> eth03 "),
             std::string::npos);
+}
+
+// The rdma_pfc_pause_frames_total series docs/metrics.md gives for ice stats: per priority
+// and direction xon + xoff, for a priority once one of its four counters is non-zero; none for
+// an all-zero priority. Returns how many series were expected.
+int ExpectIcePfcSeries(const Scrape& scrape, const EthtoolStats& stats, const Labels& netdev) {
+  std::map<std::string, std::map<std::string, uint64_t>> frames;  // priority -> direction -> sum
+  std::set<std::string> active;
+  const std::regex name(R"(^(rx|tx)_priority_([0-7])_(xon|xoff)\.nic$)");
+  std::smatch match;
+  for (const auto& [stat, value] : stats) {
+    if (!std::regex_match(stat, match, name)) continue;
+    frames[match[2].str()][match[1].str()] += value;
+    if (value != 0) active.insert(match[2].str());
+  }
+  EXPECT_EQ(frames.size(), 8u);
+  int expected = 0;
+  for (const auto& [priority, by_direction] : frames) {
+    for (const auto& [direction, sum] : by_direction) {
+      Labels labels = netdev;
+      labels.insert(labels.end(), {{"direction", direction}, {"priority", priority}});
+      std::string series = Series("rdma_pfc_pause_frames_total", labels);
+      if (active.count(priority) == 0) {
+        EXPECT_FALSE(FindSample(scrape.samples, series).has_value()) << series;
+        continue;
+      }
+      ++expected;
+      EXPECT_EQ(FindSample(scrape.samples, series), static_cast<double>(sum)) << series;
+    }
+  }
+  return expected;
+}
+
+// Issue 15 item 5: the published E810 port has every per-priority counter at 0, so no PFC
+// series (docs/metrics.md), no read error, and doctor cannot judge a pause storm: SKIP, not PASS.
+TEST(RealCaptureEth, E810AllZeroPriorityCountersGiveNoPfcSeriesAndDoctorDoesNotPass) {
+  Scrape scrape = ScrapeCapture("e810-ethtool");
+  const Labels netdev = {{"device", "irdma0"}, {"port", "1"}, {"netdev", "eth03"}};
+  auto raw = RawEthtoolStats("e810-ethtool", "ethtool-S-grep.txt");
+  for (const auto& [stat, value] : raw)
+    ASSERT_EQ(value, 0u) << stat;
+  EXPECT_EQ(ExpectIcePfcSeries(scrape, raw, netdev), 0);
+  EXPECT_EQ(scrape.text.find("\nrdma_pfc_"), std::string::npos) << scrape.text;
+  EXPECT_EQ(scrape.text.find("read_errors_total{collector=\"ethtool\""), std::string::npos);
+  std::string storm = DoctorLines(RealCaptureDir("e810-ethtool"))["pfc_storm"];
+  EXPECT_EQ(Fields(storm)[0], "SKIP") << storm;
+  EXPECT_NE(storm.find("irdma0/1 (eth03): not checked: "), std::string::npos) << storm;
+}
+
+// The same capture with priority 3's receive XON and XOFF counts made non-zero, in a copy
+// (the fixture tree is never written): rx = xon + xoff, tx (both 0) is exported as 0, and the
+// other priorities stay absent.
+TEST(RealCaptureEth, E810PriorityXonPlusXoffIsThePfcPauseFrameCount) {
+  TempDir copy;
+  std::filesystem::copy(
+      RealCaptureDir("e810-ethtool"), copy.path(),
+      std::filesystem::copy_options::recursive | std::filesystem::copy_options::copy_symlinks);
+  auto stats = RawEthtoolStats("e810-ethtool", "ethtool-S-grep.txt");
+  std::string text = "NIC statistics:\n";
+  for (auto& [stat, value] : stats) {
+    if (stat == "rx_priority_3_xon.nic") value = 1234;
+    if (stat == "rx_priority_3_xoff.nic") value = 4294967296;  // above 32 bits
+    text += "     " + stat + ": " + std::to_string(value) + "\n";
+  }
+  copy.Write("ethtool/eth03", text);
+  CaptureExporter exporter(copy.path());
+  Scrape scrape;
+  scrape.text = exporter.Scrape();
+  scrape.samples = ParseSamples(scrape.text);
+  ExpectPromtoolCleanExposition(scrape.text);
+  const Labels netdev = {{"device", "irdma0"}, {"port", "1"}, {"netdev", "eth03"}};
+  EXPECT_EQ(ExpectIcePfcSeries(scrape, stats, netdev), 2);
+  EXPECT_EQ(FindSample(scrape.samples, Series("rdma_pfc_pause_frames_total", {{"device", "irdma0"},
+                                                                              {"port", "1"},
+                                                                              {"netdev", "eth03"},
+                                                                              {"direction", "rx"},
+                                                                              {"priority", "3"}})),
+            4294968530.0);
 }
 
 // show_gids rows of the published output: device, port, index, gid, [ipv4], version, netdev.
@@ -291,6 +424,114 @@ TEST(RealCaptureEth, LagHostPortAndDeviceMatchThePublishedIbstat) {
   EXPECT_EQ(DoctorStatuses("lag-host")["roce_v2_gid"], "PASS");
 }
 
+// The capture's RoCE LAG ports: RDMA device -> its bond (the netdev of its GID 0) -> the bond's
+// slaves (bonding/slaves).
+struct LagPort {
+  std::string device;
+  std::string bond;
+  std::vector<std::string> slaves;
+};
+
+std::vector<LagPort> RawLagPorts() {
+  std::string sys = RealCaptureDir("lag-host") + "/sys/class";
+  std::vector<LagPort> ports;
+  for (const auto& entry : std::filesystem::directory_iterator(sys + "/infiniband")) {
+    LagPort port;
+    port.device = entry.path().filename().string();
+    port.bond = ReadCaptureFile(entry.path().string() + "/ports/1/gid_attrs/ndevs/0").value_or("");
+    port.slaves =
+        Fields(ReadCaptureFile(sys + "/net/" + port.bond + "/bonding/slaves").value_or(""));
+    ports.push_back(port);
+  }
+  std::sort(ports.begin(), ports.end(),
+            [](const LagPort& a, const LagPort& b) { return a.device < b.device; });
+  return ports;
+}
+
+// Issue 15 item 1: ethtool and DCB are read from each slave of the bond, never from the bond.
+// The capture has no slave ethtool/dcb files, so each poll costs exactly one ethtool and one
+// DCB no_device error per slave, and no ethtool/DCB series names a bond as its netdev.
+TEST(RealCaptureEth, LagHostReadsEthtoolAndDcbFromEachSlaveNotTheBond) {
+  auto lag = RawLagPorts();
+  ASSERT_EQ(lag.size(), 2u);
+  size_t slaves = 0;
+  for (const auto& port : lag) {
+    ASSERT_EQ(port.bond.rfind("bond", 0), 0u) << port.device;
+    ASSERT_FALSE(port.slaves.empty()) << port.bond;
+    slaves += port.slaves.size();
+    for (const auto& slave : port.slaves) {
+      ASSERT_FALSE(std::filesystem::exists(RealCaptureDir("lag-host") + "/ethtool/" + slave));
+    }
+  }
+  // Slow collectors (DCB) every poll too, so both count per poll.
+  CaptureExporter exporter(RealCaptureDir("lag-host"), {"--poll-interval.slow=0"});
+  std::string first_text = exporter.Scrape();
+  ExpectPromtoolCleanExposition(first_text);
+  auto first = ParseSamples(first_text);
+  auto second = ParseSamples(exporter.Scrape());  // one more poll
+  for (const std::string collector : {"ethtool", "dcb"}) {
+    std::string series = Series("rdma_exporter_read_errors_total",
+                                {{"collector", collector}, {"reason", "no_device"}});
+    auto before = FindSample(first, series);
+    auto after = FindSample(second, series);
+    ASSERT_TRUE(before && after) << series;
+    EXPECT_EQ(*after - *before, static_cast<double>(slaves)) << series;
+    EXPECT_EQ(std::fmod(*before, static_cast<double>(slaves)), 0) << series << " " << *before;
+    for (const auto& [name, value] : second) {
+      if (name.rfind("rdma_exporter_read_errors_total{collector=\"" + collector + "\"", 0) == 0) {
+        EXPECT_EQ(name, series) << "other " << collector << " read errors";
+      }
+    }
+  }
+  // A bond is the netdev only of the port itself, its GIDs and its netdev state; every series
+  // with a bond label is a slave of that bond's.
+  for (const auto& [name, value] : second) {
+    for (const auto& port : lag) {
+      if (name.find("netdev=\"" + port.bond + "\"") != std::string::npos) {
+        EXPECT_TRUE(name.rfind("rdma_port_info{", 0) == 0 || name.rfind("rdma_gid_info{", 0) == 0 ||
+                    name.rfind("rdma_netdev_", 0) == 0)
+            << name;
+      }
+      if (name.find("bond=\"" + port.bond + "\"") == std::string::npos) continue;
+      EXPECT_TRUE(std::any_of(port.slaves.begin(), port.slaves.end(), [&](const auto& slave) {
+        return name.find("netdev=\"" + slave + "\",bond=\"" + port.bond + "\"") !=
+               std::string::npos;
+      })) << name;
+    }
+  }
+  // One series set per slave: the RoCE GID check (the only one with an input here) per slave.
+  for (const auto& port : lag) {
+    for (const auto& slave : port.slaves) {
+      EXPECT_TRUE(
+          FindSample(second, Series("rdma_roce_config_ok", {{"device", port.device},
+                                                            {"port", "1"},
+                                                            {"netdev", slave},
+                                                            {"bond", port.bond},
+                                                            {"check", "roce_v2_gid_present"}})))
+          << port.device << " " << slave;
+    }
+  }
+}
+
+// Issue 15 item 1 in doctor: the PFC, trust, ECN and pause-storm items name each slave
+// ("mlx5_bond_0/1 (bond0: <slave>)"); with no slave DCB or ethtool data they are SKIP, never
+// PASS (before, "not a lossless-capable NIC" and pfc_storm PASS).
+TEST(RealCaptureEth, LagHostDoctorChecksEachSlaveAndPassesNoneItCouldNotRun) {
+  auto lag = RawLagPorts();
+  auto checks = DoctorLines(RealCaptureDir("lag-host"));
+  for (const std::string check : {"pfc", "trust_dscp", "ecn", "pfc_storm"}) {
+    const std::string& line = checks[check];
+    EXPECT_EQ(Fields(line).empty() ? "" : Fields(line)[0], "SKIP") << line;
+    EXPECT_NE(line.find("not checked"), std::string::npos) << line;
+    for (const auto& port : lag) {
+      for (const auto& slave : port.slaves) {
+        std::string item = port.device + "/1 (" + port.bond + ": " + slave + ")";
+        EXPECT_NE(line.find(item), std::string::npos) << item << " missing: " << line;
+      }
+    }
+  }
+}
+
 // ibv_devinfo values of a device block: key -> first word of the value ("max_qp" -> "262144").
 std::map<std::string, std::string> RawDevinfo(const std::string& capture, const std::string& file) {
   std::map<std::string, std::string> values;
@@ -305,25 +546,41 @@ std::map<std::string, std::string> RawDevinfo(const std::string& capture, const 
   return values;
 }
 
+// ibv_devinfo -v key -> device limit family (docs/metrics.md).
+const std::map<std::string, std::string> kDeviceLimits = {{"max_qp", "rdma_device_max_qps"},
+                                                          {"max_cq", "rdma_device_max_cqs"},
+                                                          {"max_mr", "rdma_device_max_mrs"},
+                                                          {"max_pd", "rdma_device_max_pds"},
+                                                          {"max_srq", "rdma_device_max_srqs"}};
+
+// Issue 15 item 10: each limit the output shows is exported with its value; one it does not
+// show (max_srq is not in this excerpt) is absent, not 0.
 TEST(RealCaptureEth, DevinfoWithVerboseLimitsMatchTheRawOutput) {
   Scrape scrape = ScrapeCapture("devinfo-v");
   auto raw = RawDevinfo("devinfo-v", "ibv_devinfo-v.txt");
-  for (const auto& [key, family] :
-       std::map<std::string, std::string>{{"max_qp", "rdma_device_max_qps"},
-                                          {"max_cq", "rdma_device_max_cqs"},
-                                          {"max_mr", "rdma_device_max_mrs"},
-                                          {"max_pd", "rdma_device_max_pds"}}) {
-    ASSERT_EQ(raw.count(key), 1u) << key;
-    EXPECT_EQ(FindSample(scrape.samples, Series(family, {{"device", "mlx5_1"}})),
-              std::stod(raw[key]))
-        << key;
+  ASSERT_EQ(raw.count("max_srq"), 0u);
+  int shown = 0;
+  for (const auto& [key, family] : kDeviceLimits) {
+    auto got = FindSample(scrape.samples, Series(family, {{"device", "mlx5_1"}}));
+    if (raw.count(key) == 0) {
+      EXPECT_FALSE(got.has_value()) << family << " without " << key;
+      continue;
+    }
+    ++shown;
+    EXPECT_EQ(got, std::stod(raw[key])) << key;
   }
+  EXPECT_EQ(shown, 4);
 }
 
 TEST(RealCaptureEth, DevinfoWithoutVerbosePortMtuMatchesTheRawOutput) {
   Scrape scrape = ScrapeCapture("devinfo-nov");
   auto raw = RawDevinfo("devinfo-nov", "ibv_devinfo.txt");
-  ASSERT_EQ(raw.count("max_qp"), 0u);  // the point of this capture: no device limits
+  ASSERT_EQ(raw.count("max_qp"), 0u);                // the point of this capture: no device limits
+  for (const auto& [key, family] : kDeviceLimits) {  // issue 15 item 10: absent, not 0
+    ASSERT_EQ(raw.count(key), 0u) << key;
+    EXPECT_FALSE(FindSample(scrape.samples, Series(family, {{"device", "rdmaP23800p0s2"}})))
+        << family;
+  }
   const Labels port = {{"device", "rdmaP23800p0s2"}, {"port", "1"}};
   EXPECT_EQ(FindSample(scrape.samples, Series("rdma_port_active_mtu_bytes", port)),
             std::stod(raw["active_mtu"]));

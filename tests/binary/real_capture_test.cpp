@@ -1,11 +1,11 @@
 // The exporter and its CLI on real, published sysfs captures (tests/fixtures/real/, see its
 // README.md): every value they show is compared with what the test itself reads from the raw
 // files of the capture, so a parser that only agrees with our own simulator cannot pass.
-// Values the exporter still gets wrong (issue 15 items 4 and 7) are deliberately not asserted
-// here yet; tests/fixtures/real/README.md lists them.
+// tests/fixtures/real/README.md maps issue 15's ten items to the test asserting each.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -27,7 +27,9 @@ const std::vector<std::string> kCaptures = {"procfs-ib", "node-exporter-ib", "gp
 struct PmaMetric {
   std::string metric;
   double scale;
-  unsigned width;  // IBTA width of the error counters; 0 for data/packet counters
+  // IBTA width in bits. 0: port_{xmit,rcv}_{data,packets}, whose width is that of the kernel's
+  // table for the port (TableWidth). Above 32: never a saturation gauge.
+  unsigned width;
 };
 const std::map<std::string, PmaMetric> kPmaMetrics = {
     {"symbol_error", {"rdma_port_symbol_errors_total", 1, 16}},
@@ -47,10 +49,10 @@ const std::map<std::string, PmaMetric> kPmaMetrics = {
     {"port_rcv_data", {"rdma_port_data_received_bytes_total", 4, 0}},
     {"port_xmit_packets", {"rdma_port_packets_transmitted_total", 1, 0}},
     {"port_rcv_packets", {"rdma_port_packets_received_total", 1, 0}},
-    {"unicast_xmit_packets", {"rdma_port_unicast_packets_transmitted_total", 1, 0}},
-    {"unicast_rcv_packets", {"rdma_port_unicast_packets_received_total", 1, 0}},
-    {"multicast_xmit_packets", {"rdma_port_multicast_packets_transmitted_total", 1, 0}},
-    {"multicast_rcv_packets", {"rdma_port_multicast_packets_received_total", 1, 0}},
+    {"unicast_xmit_packets", {"rdma_port_unicast_packets_transmitted_total", 1, 64}},
+    {"unicast_rcv_packets", {"rdma_port_unicast_packets_received_total", 1, 64}},
+    {"multicast_xmit_packets", {"rdma_port_multicast_packets_transmitted_total", 1, 64}},
+    {"multicast_rcv_packets", {"rdma_port_multicast_packets_received_total", 1, 64}},
 };
 
 // Legacy counters_ext/<file> (mlx4, old MLNX_OFED) -> the counters/ file it is the 64-bit
@@ -66,11 +68,12 @@ const std::map<std::string, std::string> kLegacyExt = {
     {"port_multicast_rcv_packets", "multicast_rcv_packets"},
 };
 
-// A counters/ file this exporter version does not know is exported by its file name.
+// A counters/ file this exporter version does not know is exported by its file name; with no
+// known width it has no saturation gauge.
 PmaMetric PmaMetricOf(const std::string& file) {
   auto known = kPmaMetrics.find(file);
   if (known != kPmaMetrics.end()) return known->second;
-  return {"rdma_port_" + file + "_total", 1, 0};
+  return {"rdma_port_" + file + "_total", 1, 64};
 }
 
 struct RawPort {
@@ -118,24 +121,66 @@ bool IsUnsigned(const std::string& text) {
   return !text.empty() && std::all_of(text.begin(), text.end(), ::isdigit);
 }
 
+// The value the kernel shows for a counters/ file, and whether a legacy counters_ext/ 64-bit
+// file supplied it.
+struct PmaValue {
+  std::string text;
+  bool from_counters_ext = false;
+};
+
 // What the kernel shows for each counters/ file of a port: counters_ext/ 64-bit values replace
 // the 32-bit ones unless smaller (issue 15 item 3: never export less than the kernel shows).
-std::map<std::string, std::string> EffectivePmaValues(const RawPort& port) {
-  std::map<std::string, std::string> values;
+std::map<std::string, PmaValue> EffectivePmaValues(const RawPort& port) {
+  std::map<std::string, PmaValue> values;
   for (const auto& file : SortedEntries(port.dir + "/counters")) {
-    values[file] = ReadCaptureFile(port.dir + "/counters/" + file).value_or("");
+    values[file] = {ReadCaptureFile(port.dir + "/counters/" + file).value_or(""), false};
   }
   for (const auto& file : SortedEntries(port.dir + "/counters_ext")) {
     auto legacy = kLegacyExt.find(file);
     if (legacy == kLegacyExt.end()) continue;
     std::string ext = ReadCaptureFile(port.dir + "/counters_ext/" + file).value_or("");
     auto basic = values.find(legacy->second);
-    if (basic == values.end() || !IsUnsigned(basic->second) ||
-        std::stoull(ext) >= std::stoull(basic->second)) {
-      values[legacy->second] = ext;
+    if (basic == values.end() || !IsUnsigned(basic->second.text) ||
+        std::stoull(ext) >= std::stoull(basic->second.text)) {
+      values[legacy->second] = {ext, true};
     }
   }
   return values;
+}
+
+// The four counters/ files whose width is the kernel table's (docs/metrics.md,
+// rdma_port_counters_saturated).
+bool IsTableWidthCounter(const std::string& file) {
+  auto known = kPmaMetrics.find(file);
+  return known != kPmaMetrics.end() && known->second.width == 0;
+}
+
+// Width of those four on a port, by the rule of docs/metrics.md (issue 15 item 7): 64 when
+// counters/ has unicast_xmit_packets (the "ext" table) or when any of them reads above
+// 4294967295 (only the 64-bit table can show that), else 32.
+unsigned TableWidth(const RawPort& port) {
+  if (fs::exists(port.dir + "/counters/unicast_xmit_packets")) return 64;
+  for (const auto& file : SortedEntries(port.dir + "/counters")) {
+    std::string raw = ReadCaptureFile(port.dir + "/counters/" + file).value_or("");
+    if (IsTableWidthCounter(file) && IsUnsigned(raw) && std::stoull(raw) > UINT32_MAX) return 64;
+  }
+  return 32;
+}
+
+// The width the exporter must treat a counter with: legacy counters_ext values are 64-bit.
+unsigned ExpectedWidth(const std::string& file, const PmaValue& value, unsigned table_width) {
+  if (value.from_counters_ext) return 64;
+  unsigned width = PmaMetricOf(file).width;
+  return width == 0 ? table_width : width;
+}
+
+// A port without PMA: an older kernel's counters/ in which no file reads a number (iWARP
+// i40iw: "N/A (no PMA)"), or no counters/ at all (current kernels).
+bool HasNoPma(const RawPort& port) {
+  auto files = SortedEntries(port.dir + "/counters");
+  return std::none_of(files.begin(), files.end(), [&](const std::string& file) {
+    return IsUnsigned(ReadCaptureFile(port.dir + "/counters/" + file).value_or(""));
+  });
 }
 
 // gtest names allow only [A-Za-z0-9_]: "procfs-ib" -> "procfs_ib".
@@ -209,23 +254,51 @@ TEST_P(RealCapture, PortStateAndRateAreTheRawFiles) {
   }
 }
 
-TEST_P(RealCapture, EveryPmaCounterFileIsExportedWithItsRawValue) {
+// Every counters/ value, and its saturation gauge by the width rule of docs/metrics.md: a
+// gauge (1 at all-ones) for a counter of at most 32 bits, none for a 64-bit one (issue 15 items
+// 7 and 9).
+TEST_P(RealCapture, EveryPmaCounterFileIsExportedWithItsRawValueAndWidth) {
   for (const auto& port : RawPorts(GetParam())) {
-    for (const auto& [file, raw] : EffectivePmaValues(port)) {
+    unsigned table_width = TableWidth(port);
+    for (const auto& [file, value] : EffectivePmaValues(port)) {
+      const std::string& raw = value.text;
       PmaMetric spec = PmaMetricOf(file);
       std::string series = Series(spec.metric, port);
+      std::string saturated = Series("rdma_port_counters_saturated", port, {{"counter", file}});
       if (!IsUnsigned(raw)) {
-        // "N/A (no PMA)": no value, so no series (issue 15 item 4 adds the port property).
+        // "N/A (no PMA)": no value, so no series; the port property says why (item 4).
         EXPECT_FALSE(FindSample(samples_, series).has_value()) << series << " from " << raw;
+        EXPECT_FALSE(FindSample(samples_, saturated).has_value()) << saturated;
         continue;
       }
       // Exact in a double: every captured value is below 2^53 / 4.
       ExpectSample(series, static_cast<double>(std::stoull(raw)) * spec.scale,
                    port.dir + "/counters/" + file + " = " + raw);
-      if (spec.width == 0) continue;  // data/packet widths: issue 15 item 7, not yet
-      bool all_ones = std::stoull(raw) == (1ULL << spec.width) - 1;
-      ExpectSample(Series("rdma_port_counters_saturated", port, {{"counter", file}}),
-                   all_ones ? 1 : 0, file + " = " + raw);
+      unsigned width = ExpectedWidth(file, value, table_width);
+      if (width > 32) {
+        EXPECT_FALSE(FindSample(samples_, saturated).has_value())
+            << saturated << ": " << file << " = " << raw << " is 64-bit";
+        continue;
+      }
+      bool all_ones = std::stoull(raw) == (1ULL << width) - 1;
+      ExpectSample(saturated, all_ones ? 1 : 0,
+                   file + " = " + raw + ", " + std::to_string(width) + "-bit");
+    }
+  }
+}
+
+// Issue 15 item 4: whether a port has a PMA is a property of the port, exported once, and a
+// port without one costs no read error, on this poll or the next.
+TEST_P(RealCapture, PmaSupportIsAPortPropertyAndNeverAReadError) {
+  for (const auto& port : RawPorts(GetParam())) {
+    ExpectSample(Series("rdma_port_pma_supported", port), HasNoPma(port) ? 0 : 1, port.dir);
+  }
+  // --poll-interval=0: this second scrape is a second poll.
+  for (const auto& samples : {samples_, ParseSamples(exporter_->Scrape())}) {
+    for (const auto& [series, value] : samples) {
+      if (series.rfind("rdma_exporter_read_errors_total{collector=\"counters\"", 0) == 0) {
+        EXPECT_EQ(value, 0) << series;
+      }
     }
   }
 }
@@ -327,6 +400,44 @@ TEST_P(RealCapture, SysTreeIsExactlyTheRawCapture) {
 
 INSTANTIATE_TEST_SUITE_P(Sysfs, RealCapture, ::testing::ValuesIn(kCaptures), CaptureTestName);
 
+// Issue 15 item 7 on the captures that prove it: hfi1_0 (Omni-Path) and mlx4_0 (ConnectX-3)
+// have the basic 17-file table (no unicast_*), yet read data/packet values above 2^32-1, which
+// only the 64-bit PortCountersExtended can show: no saturation gauge for those four counters.
+TEST(RealCaptureWidth, ProcfsCountersAbove32BitsWithoutUnicastFilesAre64Bit) {
+  CaptureExporter exporter(RealCaptureDir("procfs-ib"));
+  auto samples = ParseSamples(exporter.Scrape());
+  int ports_checked = 0;
+  for (const auto& port : RawPorts("procfs-ib")) {
+    if (port.device != "hfi1_0" && port.device != "mlx4_0") continue;
+    ++ports_checked;
+    ASSERT_FALSE(fs::exists(port.dir + "/counters/unicast_xmit_packets")) << port.dir;
+    std::string above;
+    for (const auto& file :
+         {"port_xmit_data", "port_rcv_data", "port_xmit_packets", "port_rcv_packets"}) {
+      std::string raw = ReadCaptureFile(port.dir + "/counters/" + file).value_or("");
+      ASSERT_TRUE(IsUnsigned(raw)) << port.dir << "/counters/" << file;
+      if (std::stoull(raw) > UINT32_MAX) above = std::string(file) + " = " + raw;
+      std::string saturated = Series("rdma_port_counters_saturated", port, {{"counter", file}});
+      EXPECT_FALSE(FindSample(samples, saturated).has_value()) << saturated;
+    }
+    EXPECT_FALSE(above.empty()) << port.dir << ": no value above 2^32-1 proves the width";
+  }
+  EXPECT_EQ(ports_checked, 3);  // hfi1_0/1, mlx4_0/1, mlx4_0/2
+}
+
+// Issue 15 item 9: node_exporter's mlx4_0 port 1 shows port_xmit_wait at 2^32-1, the 32-bit
+// PortCounters value it has in every kernel table: saturated, its rate meaningless.
+TEST(RealCaptureWidth, NodeExporterPortXmitWaitAtAllOnesIsSaturated) {
+  CaptureExporter exporter(RealCaptureDir("node-exporter-ib"));
+  auto samples = ParseSamples(exporter.Scrape());
+  RawPort port{"mlx4_0", "1", ClassDir("node-exporter-ib") + "/mlx4_0/ports/1"};
+  ASSERT_EQ(ReadCaptureFile(port.dir + "/counters/port_xmit_wait"), "4294967295");
+  EXPECT_EQ(FindSample(samples, Series("rdma_port_transmit_wait_ticks_total", port)), 4294967295.0);
+  EXPECT_EQ(FindSample(samples, Series("rdma_port_counters_saturated", port,
+                                       {{"counter", "port_xmit_wait"}})),
+            1);
+}
+
 // show-counters lines "    <file>   <value>[ bytes]" under "<dev> port <n> (...)" and
 // "  counters:" / "  hw_counters:" headers -> "<dev>/<port>/<group>/<file>" -> value text.
 std::map<std::string, std::string> ParseShowCounters(const std::string& text) {
@@ -359,10 +470,20 @@ TEST_P(RealCaptureCli, ShowCountersPrintsEveryRawCounter) {
   auto shown = ParseShowCounters(output);
   for (const auto& port : RawPorts(GetParam())) {
     std::string prefix = port.device + "/" + port.port + "/";
-    for (const auto& [file, raw] : EffectivePmaValues(port)) {
+    bool no_pma_files = HasNoPma(port) && fs::is_directory(port.dir + "/counters");
+    if (no_pma_files) {
+      // An older kernel's port without PMA: one line saying so, no line per "N/A" file.
+      EXPECT_NE(output.find(port.device + " port " + port.port + " (" +
+                            ReadCaptureFile(port.dir + "/link_layer").value_or("?") +
+                            ")\n  counters: none, the port has no PMA"),
+                std::string::npos)
+          << output;
+    }
+    for (const auto& [file, value] : EffectivePmaValues(port)) {
+      const std::string& raw = value.text;
       std::string key = prefix + "counters/" + file;
-      // A file without a value is listed with "-" and why ("N/A (no PMA)").
-      std::string expected = !IsUnsigned(raw)               ? "-"
+      std::string expected = no_pma_files                   ? ""
+                             : !IsUnsigned(raw)             ? "-"  // listed with why
                              : PmaMetricOf(file).scale == 4 ? std::to_string(std::stoull(raw) * 4)
                                                             : raw;
       EXPECT_EQ(shown[key], expected) << key << " raw " << raw << "\n" << output;

@@ -235,6 +235,36 @@ TEST(CliShowCounters, RxeCaptureHwCountersOnly) {
   ExpectGolden("show-counters-rxe-capture.txt", run.out);
 }
 
+// An older kernel's port without PMA (iWARP i40iw in node_exporter's real sysfs capture): every
+// counters/ file reads "N/A (no PMA)". show-counters says so once instead of listing 17 files
+// as unparsable; its hw counters are still shown, and the ports with PMA are unchanged.
+TEST(CliShowCounters, OlderKernelNoPmaPortIsOneLineNotAFailurePerFile) {
+  TempDir dir;
+  fs::copy(FixturePath("mlx5-roce"), dir.path(),
+           fs::copy_options::recursive | fs::copy_options::copy_symlinks);
+  std::string counters = "class/infiniband/mlx5_2/ports/1/counters/";
+  for (const auto& entry : fs::directory_iterator(dir.path() + "/" + counters)) {
+    dir.Write(counters + entry.path().filename().string(), "N/A (no PMA)\n");
+  }
+  CliRun run = RunCliCommand({"show-counters", "--path.sysfs=" + dir.path()});
+  EXPECT_EQ(run.code, 0) << run.err;
+  EXPECT_NE(run.out.find("mlx5_2 port 1 (Ethernet, ens2f0np0)\n  counters: none, the port has no "
+                         "PMA (every counters/ file reads \"N/A (no PMA)\", as older kernels show "
+                         "a device without PMA)\n  hw_counters:\n"),
+            std::string::npos)
+      << run.out;
+  EXPECT_EQ(run.out.find("N/A (no PMA)\"\n    "), std::string::npos) << run.out;
+  EXPECT_TRUE(std::regex_search(run.out, std::regex("\n    rx_write_requests +9\n")));
+  EXPECT_TRUE(std::regex_search(run.out, std::regex("\n    port_xmit_data +493827156 bytes\n")));
+
+  CliRun json = RunCliCommand({"show-counters", "mlx5_2", "--json", "--path.sysfs=" + dir.path()});
+  EXPECT_EQ(json.code, 0) << json.err;
+  EXPECT_NE(json.out.find("\"netdev\":\"ens2f0np0\",\"pma_supported\":false,\"hw_counters\":{"),
+            std::string::npos)
+      << json.out;
+  EXPECT_EQ(json.out.find("\"counters\""), std::string::npos) << json.out;
+}
+
 // Installs show-counters' wait between reads for one test: fn(call index, interval seconds).
 class IntervalWaitForTest {
  public:
