@@ -457,7 +457,12 @@ TEST(FabricSim, ScenarioFileSwitchesScenarioAtRuntime) {
   ASSERT_TRUE(WaitFor(10s, [&] { return read(port + "state") == "4: ACTIVE"; }));
   const std::string downed_before = read(port + "counters/link_downed");
   dir.Write("scenario", "link-down mlx5_1\n");
-  ASSERT_TRUE(WaitFor(10s, [&] { return read(port + "state") == "1: DOWN"; })) << sim.stderr_text();
+  // The tick writes the state before the counters: wait for both, a loaded machine can read
+  // between the two writes.
+  ASSERT_TRUE(WaitFor(10s, [&] {
+    return read(port + "state") == "1: DOWN" &&
+           read(port + "counters/link_downed") != downed_before;
+  })) << sim.stderr_text();
   EXPECT_EQ(std::stoull(read(port + "counters/link_downed")), std::stoull(downed_before) + 1);
   dir.Write("scenario", "no-such-scenario\n");  // reported, ignored
   std::this_thread::sleep_for(300ms);
