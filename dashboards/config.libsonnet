@@ -44,6 +44,7 @@
       counterSaturated: '5m',
       disappeared: '10m',
       exporterDown: '5m',
+      exporterTargetMissing: '15m',
       exporterPollStale: '5m',
       collectorFailing: '15m',
       readErrors: '15m',
@@ -63,12 +64,39 @@
       physicalErrors: '1h',
       transport: '5m',
       stormEvents: '10m',
-      // Series present this long ago but not now = disappeared.
-      disappeared: '1d',
+      // The device / port memory (RdmaDeviceDisappeared, RdmaPortDisappeared) reads its own
+      // previous value over this window: a Prometheus outage or rule-evaluation gap longer than
+      // this forgets the devices that were already missing then (docs/runbook.md). Each
+      // evaluation reads ~window/interval samples per remembered device.
+      inventoryCarry: '1h',
       // Per-lane raw PHY errors and transceiver module events (increase over the window).
       laneErrors: '1h',
       moduleEvents: '1h',
     },
+
+    // The device / port memory forgets the devices of a node whose exporter has not been up for
+    // this long (decommissioned nodes, renamed instances); while a node's exporter is up its
+    // missing devices are remembered until they come back or are listed in forgetDevices.
+    inventoryForgetSeconds: 7 * 24 * 3600,
+    // Acknowledged removals: objects of label equalities, e.g. { instance: 'gpu17', device:
+    // 'mlx5_3' } (a device and its ports) or with `port: '2'` (one port), optionally with the
+    // cluster label. The memory drops a listed device once it is missing, which resolves its
+    // alert; a listed device that is present is still learned, so an entry can stay.
+    forgetDevices: [],
+
+    // keep_firing_for of every alert on the exporter's series (link, lossless, transport,
+    // fleet): when the exporter goes down their series vanish and, without it, every open alert
+    // of the node would resolve at once. Longer than for.exporterDown so that RdmaExporterDown
+    // fires before any of them resolves; the price: a real recovery resolves this much later.
+    // Needs Prometheus >= 2.42. '0s' leaves the field out.
+    keepFiringFor: '10m',
+
+    // RdmaExporterDown, the kube-prometheus TargetDown pattern: one alert per group of
+    // targets (these labels and clusterLabel) when more than this percentage of the group's
+    // exporter targets is down. kube-prometheus uses 10 % for generic targets; here every
+    // target is a node's fabric going unmonitored, so any (0).
+    exporterDownGroupLabels: ['job', 'namespace', 'service'],
+    exporterDownPercent: 0,
 
     thresholds: {
       // rdma_port_up transitions within windows.flap (4 = two down/up cycles; one flap = 2).
@@ -117,11 +145,22 @@
 
     // kube-state-metrics: nodes labelled <rdmaNodeLabel>=<rdmaNodeLabelValue> (KSM exports
     // node label rdma as label_rdma when allowed by --metric-labels-allowlist) must have
-    // allocatable <hcaResource> (`rdma/hca`; KSM writes resource names with `_`).
+    // allocatable <hcaResource> and an exporter target. hcaResource is the Kubernetes resource
+    // name; the rules match KSM's `resource` label, the name with every character outside
+    // [a-zA-Z0-9_] replaced by `_` (kube-state-metrics internal/store sanitizeLabelName):
+    // rdma/hca_shared_devices_a -> rdma_hca_shared_devices_a. The default is the resource of
+    // the k8s-rdma-shared-dev-plugin's example config (resourcePrefix rdma, resourceName
+    // hca_shared_devices_a); set yours (e.g. 'rdma/hca', 'nvidia.com/hostdev').
     rdmaNodeLabel: 'label_rdma',
     rdmaNodeLabelValue: 'true',
-    hcaResource: 'rdma_hca',
+    hcaResource: 'rdma/hca_shared_devices_a',
     ksmNodeLabel: 'node',
+    // RdmaExporterTargetMissing joins KSM's ksmNodeLabel with the node name the exporter's
+    // `up` carries: label targetNodeNameLabel, its value matched against targetNodeNameRegex
+    // and $1 kept (the shipped ServiceMonitor / PodMonitor / scrape job set instance = node
+    // name; use '([^:]+)(?::[0-9]+)?' if yours keeps a port).
+    targetNodeNameLabel: 'instance',
+    targetNodeNameRegex: '(.+)',
 
     // Dashboards.
     dashboardTags: ['rdma', 'rdma_exporter'],

@@ -11,7 +11,7 @@
     winPhysicalErrors: w.physicalErrors,
     winTransport: w.transport,
     winStormEvents: w.stormEvents,
-    winDisappeared: w.disappeared,
+    winInventoryCarry: w.inventoryCarry,
     winLaneErrors: w.laneErrors,
     winModuleEvents: w.moduleEvents,
     sel: c.selector,
@@ -174,6 +174,49 @@
         )
       |||),
     },
+  ],
+
+  // Memory of the devices and ports each node had (the baseline of RdmaDeviceDisappeared and
+  // RdmaPortDisappeared; `offset 1d` forgot a missing device after a day). Each rule reads its
+  // own previous value: an entry is kept while the node's exporter is up (value = now), whether
+  // or not the device is still reported, so a missing device stays expected until it returns
+  // or is acknowledged in forgetDevices; entries of nodes whose exporter is not up keep their
+  // last value and are dropped after inventoryForgetSeconds.
+  local forgotten(keys) = std.join('', [
+    // absent() of an equality selector returns exactly those labels: one acknowledged entry.
+    '\n      unless on (%s) absent(rdma_mixin_acknowledged_removal{%s})' % [
+      std.join(', ', std.objectFields(e)),
+      std.join(', ', ['%s="%s"' % [k, e[k]] for k in std.objectFields(e)]),
+    ]
+    for e in c.forgetDevices
+    // a device entry forgets the device and its ports; a port entry only that port
+    if std.length(std.setDiff(std.objectFields(e), std.set(keys))) == 0
+  ]),
+  local memoryRule(record, info, labels) = {
+    local byLabels = std.join(', ', [c.clusterLabel, c.nodeLabel] + labels),
+    local remembered = 'last_over_time(%s[%s])%s' % [
+      record, w.inventoryCarry, forgotten([c.clusterLabel, c.nodeLabel] + labels),
+    ],
+    record: record,
+    expr: |||
+      (
+        group by (%(by)s) (%(info)s{%(sel)s})
+        or
+        group by (%(by)s) (%(mem)s)
+      )
+        * %(onNode)s group_left () (max by (%(node)s) (up{%(sel)s}) == 1) * time()
+      or
+      (%(mem)s) > time() - %(forget)d
+    ||| % v {
+      by: byLabels,
+      info: info,
+      mem: remembered,
+      forget: c.inventoryForgetSeconds,
+    },
+  },
+  local inventoryRules = [
+    memoryRule('device:rdma_device_expected:last_monitored_timestamp_seconds', 'rdma_device_info', ['device']),
+    memoryRule('device_port:rdma_port_expected:last_monitored_timestamp_seconds', 'rdma_port_info', ['device', 'port']),
   ],
 
   local priorityRules = [
@@ -393,20 +436,21 @@
   local fleetAlerts = [
     alert('RdmaDeviceDisappeared', 'warning', 'disappeared',
           fmt(|||
-            max by (%(node)s, device) (rdma_device_info{%(sel)s} offset %(winDisappeared)s)
+            device:rdma_device_expected:last_monitored_timestamp_seconds
             unless %(onDev)s rdma_device_info{%(sel)s}
             and %(onNode)s up{%(sel)s} == 1
           |||),
           'RDMA device disappeared.',
-          'RDMA device %s was present %s ago and is gone now while the exporter runs: HCA lost (driver, firmware, PCIe) or filtered.' % [dev, w.disappeared]),
+          'RDMA device %s was reported by the exporter before and is gone now while the exporter runs: HCA lost (driver, firmware, PCIe) or filtered. The alert lasts until the device is back or its removal is acknowledged (forgetDevices in the mixin config).' % dev),
     alert('RdmaPortDisappeared', 'warning', 'disappeared',
           fmt(|||
-            max by (%(node)s, device, port) (rdma_port_info{%(sel)s} offset %(winDisappeared)s)
+            device_port:rdma_port_expected:last_monitored_timestamp_seconds
             unless %(onPort)s rdma_port_info{%(sel)s}
             and %(onDev)s rdma_device_info{%(sel)s}
+            and %(onNode)s up{%(sel)s} == 1
           |||),
           'RDMA port disappeared.',
-          'RDMA port %s was present %s ago and is gone now although its device is still there.' % [port, w.disappeared]),
+          'RDMA port %s was reported by the exporter before and is gone now although its device is still there. The alert lasts until the port is back or its removal is acknowledged (forgetDevices in the mixin config).' % port),
     alert('RdmaRailImbalance', 'warning', 'railImbalance',
           fmt('device_port:rdma_rail_traffic_ratio:%(r)s < ' + ('%g' % t.railTrafficRatio)),
           'RDMA rail carries far less traffic than its siblings.',
@@ -418,10 +462,17 @@
   ],
 
   local exporterAlerts = [
+    // kube-prometheus TargetDown: one alert per job / namespace / service, not one per node
+    // (a Prometheus-side network problem or a bad rollout would page once per node).
     alert('RdmaExporterDown', 'warning', 'exporterDown',
-          fmt('up{%(sel)s} == 0'),
-          'rdma_exporter is down.',
-          'Prometheus cannot scrape rdma_exporter on {{ $labels.%s }}: the RDMA fabric of this node is not monitored.' % c.nodeLabel),
+          |||
+            100 * (
+              count by (%(by)s) (up{%(sel)s} == 0)
+              / count by (%(by)s) (up{%(sel)s})
+            ) > %(pct)s
+          ||| % { by: std.join(', ', [c.clusterLabel] + c.exporterDownGroupLabels), sel: c.selector, pct: c.exporterDownPercent },
+          'rdma_exporter targets are down.',
+          '{{ $value | humanize }}%% of the rdma_exporter targets of job {{ $labels.job }} (namespace {{ $labels.namespace }}, service {{ $labels.service }}) cannot be scraped: the RDMA fabric of those nodes is not monitored. Which ones: up{%s} == 0.' % c.selector),
     alert('RdmaExporterPollStale', 'warning', 'exporterPollStale',
           fmt('time() - rdma_exporter_last_poll_timestamp_seconds{%(sel)s} > %(pollStaleSeconds)d'),
           'rdma_exporter serves stale data.',
@@ -436,31 +487,58 @@
           'Collector {{ $labels.collector }} of rdma_exporter on {{ $labels.%s }} keeps failing to read files (reason {{ $labels.reason }}): some series are missing.' % c.nodeLabel),
   ],
 
+  // The node name the exporter's `up` carries, under the label kube-state-metrics uses.
+  local upByNodeName = 'label_replace(up{%s}, "%s", "$1", "%s", "%s")' % [
+    c.selector, c.ksmNodeLabel, c.targetNodeNameLabel, c.targetNodeNameRegex,
+  ],
+  // kube-state-metrics' `resource` label: the name with [^a-zA-Z0-9_] replaced by `_`.
+  local ksmResource(name) = std.join('', [
+    if (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_' then ch else '_'
+    for ch in std.stringChars(name)
+  ]),
+
   local kubernetesAlerts = [
     alert('RdmaNodeWithoutHcaAllocatable', 'warning', 'nodeWithoutHca',
           |||
             kube_node_labels{%(ksmSelector)s, %(rdmaNodeLabel)s="%(rdmaNodeLabelValue)s"}
             unless on (%(clusterLabel)s, %(ksmNodeLabel)s)
-            kube_node_status_allocatable{%(ksmSelector)s, resource="%(hcaResource)s"} > 0
-          ||| % c,
+            kube_node_status_allocatable{%(ksmSelector)s, resource="%(ksmHcaResource)s"} > 0
+          ||| % c { ksmHcaResource: ksmResource(c.hcaResource) },
           'RDMA node has no allocatable HCA.',
-          'Node {{ $labels.%s }} is labelled rdma=true but has no allocatable %s: the RDMA device plugin is not running there or found no HCA; RDMA pods cannot be scheduled on it.' % [c.ksmNodeLabel, std.strReplace(c.hcaResource, '_', '/')]),
+          'Node {{ $labels.%s }} is labelled rdma=true but has no allocatable %s: the RDMA device plugin is not running there or found no HCA; RDMA pods cannot be scheduled on it.' % [c.ksmNodeLabel, c.hcaResource]),
+    // A node meant for RDMA without any exporter target: DaemonSet pod not scheduled (taint,
+    // nodeSelector, quota) or not discovered. RdmaExporterDown only sees targets that exist.
+    alert('RdmaExporterTargetMissing', 'warning', 'exporterTargetMissing',
+          |||
+            kube_node_labels{%(ksmSelector)s, %(rdmaNodeLabel)s="%(rdmaNodeLabelValue)s"}
+            unless on (%(clusterLabel)s, %(ksmNodeLabel)s)
+            %(up)s
+          ||| % c { up: upByNodeName },
+          'RDMA node has no rdma_exporter target.',
+          'Node {{ $labels.%s }} is labelled rdma=true but Prometheus has no rdma_exporter target for it (no up{%s} naming the node): its RDMA fabric is not monitored at all.' % [c.ksmNodeLabel, c.selector]),
   ],
+
+  // Alerts on the exporter's series keep firing for keepFiringFor after their condition ends,
+  // so an exporter outage does not resolve them all at once (see config.libsonnet).
+  local keepFiring(rules) =
+    if c.keepFiringFor == '0s' then rules
+    else [r { keep_firing_for: c.keepFiringFor } for r in rules],
 
   prometheusRules+:: {
     groups+: [
       { name: 'rdma_exporter.port.rules', rules: portRules },
       { name: 'rdma_exporter.pcie.rules', rules: pcieRules },
+      { name: 'rdma_exporter.inventory.rules', rules: inventoryRules },
       { name: 'rdma_exporter.priority.rules', rules: priorityRules },
       { name: 'rdma_exporter.node.rules', rules: nodeRules },
     ],
   },
   prometheusAlerts+:: {
     groups+: [
-      { name: 'rdma_exporter.link.alerts', rules: linkAlerts },
-      { name: 'rdma_exporter.lossless.alerts', rules: losslessAlerts },
-      { name: 'rdma_exporter.transport.alerts', rules: transportAlerts },
-      { name: 'rdma_exporter.fleet.alerts', rules: fleetAlerts },
+      { name: 'rdma_exporter.link.alerts', rules: keepFiring(linkAlerts) },
+      { name: 'rdma_exporter.lossless.alerts', rules: keepFiring(losslessAlerts) },
+      { name: 'rdma_exporter.transport.alerts', rules: keepFiring(transportAlerts) },
+      { name: 'rdma_exporter.fleet.alerts', rules: keepFiring(fleetAlerts) },
       { name: 'rdma_exporter.exporter.alerts', rules: exporterAlerts },
       { name: 'rdma_exporter.kubernetes.alerts', rules: kubernetesAlerts },
     ],

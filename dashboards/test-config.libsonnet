@@ -4,6 +4,9 @@
   _config+:: {
     rateWindow: '10s',
     'for': std.mapWithKey(function(k, v) '2s', super['for']),
+    keepFiringFor: '2s',
+    // An acknowledged removal, exercised by tests/rules/acknowledged.test.yaml.
+    forgetDevices: [{ instance: 'n1', device: 'mlx5_1' }],
     windows+: {
       flap: '30s',
       linkDowned: '30s',

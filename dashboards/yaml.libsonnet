@@ -24,6 +24,7 @@ local rule(r) =
   '      - ' + head
   + '\n' + ind + 'expr: ' + scalar(r.expr, ind + '  ')
   + (if std.objectHas(r, 'for') then '\n' + ind + 'for: ' + quote(r['for']) else '')
+  + (if std.objectHas(r, 'keep_firing_for') then '\n' + ind + 'keep_firing_for: ' + quote(r.keep_firing_for) else '')
   + (if std.objectHas(r, 'labels') then '\n' + ind + 'labels:' + map(r.labels, ind + '  ') else '')
   + (if std.objectHas(r, 'annotations') then '\n' + ind + 'annotations:' + map(r.annotations, ind + '  ') else '')
   + '\n';
