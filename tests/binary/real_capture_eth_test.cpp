@@ -485,7 +485,8 @@ TEST(RealCaptureEth, LagHostReadsEthtoolAndDcbFromEachSlaveNotTheBond) {
   }
   // A bond is the netdev only of the port itself, its GIDs and its netdev state; every series
   // with a bond label is a slave of that bond's.
-  for (const auto& [name, value] : second) {
+  for (const auto& sample : second) {
+    const std::string& name = sample.first;  // a structured binding cannot be captured in C++17
     for (const auto& port : lag) {
       if (name.find("netdev=\"" + port.bond + "\"") != std::string::npos) {
         EXPECT_TRUE(name.rfind("rdma_port_info{", 0) == 0 || name.rfind("rdma_gid_info{", 0) == 0 ||
