@@ -422,10 +422,11 @@ void Emit(FamilyId id, const Labels& labels, double value, MetricSink& sink) {
 // and ECN marks: 64 series for 8 priorities; ice and bnxt_en PFC counters) are exported for the
 // priorities in use: PFC enabled (mlx5 lists its pause names only then) or any per-priority
 // counter non-zero. Counters only grow, so a priority that appears stays.
-std::set<std::string> ActivePriorities(const EthtoolStats& stats, size_t n) {
+std::set<std::string> ActivePriorities(const EthtoolStats& stats,
+                                       const std::vector<std::optional<Mapping>>& mappings) {
   std::set<std::string> active;
-  for (size_t i = 0; i < n; ++i) {
-    auto mapping = MapStat(stats.names[i]);
+  for (size_t i = 0; i < mappings.size(); ++i) {
+    const auto& mapping = mappings[i];
     if (!mapping) continue;
     std::string priority = LabelOf(mapping->extra, "priority");
     if (priority.empty()) continue;
@@ -442,14 +443,18 @@ void EthtoolCollector::Export(const Labels& labels, const std::string& netdev,
   std::unordered_set<std::string_view> seen;
   std::set<std::string> generic_seen;
   size_t n = std::min(stats.names.size(), stats.values.size());
-  std::set<std::string> active_priorities = ActivePriorities(stats, n);
+  // Each name is mapped once: the active priorities and the export both need the mapping.
+  std::vector<std::optional<Mapping>> mappings(n);
+  for (size_t i = 0; i < n; ++i)
+    mappings[i] = MapStat(stats.names[i]);
+  std::set<std::string> active_priorities = ActivePriorities(stats, mappings);
   // Summed series, in the order their first stat appears, emitted after the others.
   std::vector<std::pair<Mapping, double>> sums;
   for (size_t i = 0; i < n; ++i) {
     const std::string& name = stats.names[i];
     if (!seen.insert(name).second) continue;
     uint64_t raw = stats.values[i];
-    auto mapping = MapStat(name);
+    const auto& mapping = mappings[i];
     if (mapping) {
       if (mapping->needs_active_priority &&
           !active_priorities.count(LabelOf(mapping->extra, "priority"))) {
