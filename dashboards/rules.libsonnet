@@ -280,7 +280,10 @@
 
   local port = '{{ $labels.device }}/{{ $labels.port }} on {{ $labels.%s }}' % c.nodeLabel,
   local dev = '{{ $labels.device }} on {{ $labels.%s }}' % c.nodeLabel,
-  local alert(name, severity, forKey, expr, summary, description) = {
+  // scope: what the alert's series identify, for the routing labels added to every alert
+  // ('port': device+port, no netdev label; 'port_netdev': device+port+netdev (ethtool-based);
+  // 'device'; 'node'; 'none': leave the labels as the expression makes them).
+  local alert(name, severity, forKey, expr, summary, description, scope='none') = {
     alert: name,
     expr: expr,
     'for': c['for'][forKey],
