@@ -162,6 +162,25 @@
     targetNodeNameLabel: 'instance',
     targetNodeNameRegex: '(.+)',
 
+    // Rails: the ports NCCL stripes a job over (one per GPU in a rail-optimised node), told
+    // apart from storage / management NICs and SR-IOV VFs, so rail comparisons and the rail
+    // label of alerts only look at them. Recorded as device_port:rdma_rail:info{rail=...}.
+    rails: {
+      // PromQL label matchers on device_port:rdma_port_labels:info (labels device, port,
+      // netdev, link_layer, board_id, hca_type, node_guid, fw_ver, physfn), e.g.
+      // 'device=~"mlx5_[0-7]"' or 'board_id="MT_0000000838"'. Empty = the default: the
+      // physical-function ports of the node's most common (board_id, link_layer), i.e. the
+      // NIC model the node has most of (8 ConnectX-7 rails beside one storage ConnectX-6:
+      // the ConnectX-7 ports). A node with two equally common models picks one of them;
+      // set a selector on such fleets.
+      selector: '',
+      // The rail's name (the `rail` label): this label of the port, through railRegex ($1).
+      // The device name is the same rail on every node of a uniform fleet (mlx5_0 .. mlx5_7);
+      // use 'netdev' where device numbering differs between nodes.
+      idLabel: 'device',
+      idRegex: '(.*)',
+    },
+
     // Dashboards.
     dashboardTags: ['rdma', 'rdma_exporter'],
     dashboardRefresh: '30s',

@@ -219,6 +219,44 @@
     memoryRule('device_port:rdma_port_expected:last_monitored_timestamp_seconds', 'rdma_port_info', ['device', 'port']),
   ],
 
+  // The rail model (config.libsonnet `rails`). One info series per port joining the port
+  // and device labels, then the subset of ports that are rails, then per-node rail counts.
+  local portLabelsInfo = 'device_port:rdma_port_labels:info',
+  local railSelected = if c.rails.selector != '' then
+    '%s{physfn="", %s}' % [portLabelsInfo, c.rails.selector]
+  else
+    // PF ports of the (board_id, link_layer) the node has most ports of.
+    |||
+      %(info)s{physfn=""}
+        and on (%(node)s, board_id, link_layer)
+      topk by (%(node)s) (1, count by (%(node)s, board_id, link_layer) (%(info)s{physfn=""}))
+    ||| % v { info: portLabelsInfo },
+
+  local railRules = [
+    {
+      record: portLabelsInfo,
+      expr: fmt(|||
+        group by (%(node)s, device, port, netdev, link_layer) (rdma_port_info{%(sel)s})
+          * %(onDev)s group_left (board_id, hca_type, node_guid, fw_ver, physfn)
+        group by (%(node)s, device, board_id, hca_type, node_guid, fw_ver, physfn) (rdma_device_info{%(sel)s})
+      |||),
+    },
+    {
+      record: 'device_port:rdma_rail:info',
+      expr: |||
+        group by (%(node)s, device, port, rail) (
+          label_replace(%(rails)s, "rail", "$1", "%(idLabel)s", "%(idRegex)s")
+        )
+      ||| % v { rails: std.rstripChars(railSelected, '
+'), idLabel: c.rails.idLabel, idRegex: c.rails.idRegex },
+    },
+    { record: 'node:rdma_rails:count', expr: 'count by (%(node)s) (device_port:rdma_rail:info)' % v },
+    {
+      record: 'node:rdma_rails_up:sum',
+      expr: fmt('sum by (%(node)s) (rdma_port_up{%(sel)s} and %(onPort)s device_port:rdma_rail:info)'),
+    },
+  ],
+
   local priorityRules = [
     {
       // Share of wall time the priority was paused (direction rx: paused by the peer,
@@ -532,6 +570,7 @@
       { name: 'rdma_exporter.port.rules', rules: portRules },
       { name: 'rdma_exporter.pcie.rules', rules: pcieRules },
       { name: 'rdma_exporter.inventory.rules', rules: inventoryRules },
+      { name: 'rdma_exporter.rail.rules', rules: railRules },
       { name: 'rdma_exporter.priority.rules', rules: priorityRules },
       { name: 'rdma_exporter.node.rules', rules: nodeRules },
     ],
