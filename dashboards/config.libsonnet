@@ -34,11 +34,13 @@
       pcieDowntrained: '10m',
       physicalErrors: '0m',
       bitErrorRate: '15m',
-      pfcStorm: '2m',
+      // RdmaPfcStorm: with windows.pfcStormFast (1m) a full pause pages ~2 min after it starts.
+      pfcStorm: '1m',
       pfcStormWatchdog: '0m',
       ncclPriorityPaused: '15m',
-      congestionSurge: '10m',
+      congestionSurge: '15m',
       outOfBuffer: '10m',
+      // Retries page on their own evidence (sustained / outlier, see windows), not on `for`.
       transportRetries: '0m',
       roceConfig: '5m',
       counterSaturated: '5m',
@@ -55,6 +57,13 @@
       moduleEvents: '0m',
       losslessDiscards: '5m',
       receiveDiscards: '10m',
+      // --- lossless/transport (R1b) ---
+      pfcStormWarning: '0m',
+      rnrRetries: '0m',
+      // Configuration states: long enough to ride out a `mlnx_qos` / driver reload sequence.
+      pfcWithoutEcn: '15m',
+      ecnWithoutCnp: '15m',
+      resourcesNearLimit: '10m',
     },
 
     // Windows of the count-based alerts (increase over the window).
@@ -72,6 +81,14 @@
       // Per-lane raw PHY errors and transceiver module events (increase over the window).
       laneErrors: '1h',
       moduleEvents: '1h',
+      // --- lossless/transport (R1b) ---
+      // Short window of the full-pause page of RdmaPfcStorm. Assumes a scrape interval <= 15s
+      // (>= 4 samples per window); with a 30s or 60s scrape set it to 2m / 4m (pages later).
+      pfcStormFast: '1m',
+      // RdmaTransportRetries pages when a port's retries were above threshold at every 1m
+      // step of this window (retries in each 5m window for ~20 min: a broken path, not a peer
+      // that died once; NCCL gives up on a dead peer within ~34 s, field guide §2).
+      transportSustained: '20m',
     },
 
     // The device / port memory forgets the devices of a node whose exporter has not been up for
@@ -111,12 +128,12 @@
       physicalErrors: 10,
       // Effective (post-FEC) bit error rate; ibdiagnet's BER test default is 1e-12.
       effectiveBitErrorRate: 1e-12,
-      // Share of wall time a priority sends PFC pause (NIC-originated storm; site baseline).
+      // Share of wall time a priority sends PFC pause within the 5m rate: a partial storm
+      // (site baseline: no public "storm %" figure exists, field guide §3; a healthy NIC pauses
+      // its switch a few % of the time).
       pfcStormPauseRatio: 0.5,
       // Share of wall time the NCCL priority is paused by the fabric (field guide: 0.1 for 15m).
       ncclPauseRatio: 0.1,
-      // ECN-marked / CNP packets per second on a port (site baseline).
-      congestionPacketsPerSecond: 1000,
       // RDMA packets dropped per second for lack of a receive WQE (site baseline).
       outOfBufferPerSecond: 10,
       // Within windows.transport: retries exceeded (any is bad), local ACK timeouts (field
@@ -141,6 +158,37 @@
       // rx_discards_phy per second (site baseline; lossy traffic classes may drop by design).
       // Discards on a PFC-enabled priority alert at any rate.
       receiveDiscardsPerSecond: 10,
+      // --- lossless/transport (R1b) ---
+      // RdmaPfcStorm full pause: share of wall time the NIC sends pause within
+      // windows.pfcStormFast (field guide #6: rate(tx_prio3_pause_duration[1m]) > 9e5 µs/s).
+      pfcStormFullPauseRatio: 0.9,
+      // RdmaCongestionSurge: share of received RDMA packets that arrive ECN-marked
+      // (np_ecn_marked_roce_packets / port_rcv_packets), only on ports receiving below
+      // congestionMaxReceiveUtilisation of line rate (a receiver at line rate is incast: DCQCN
+      // working as designed) and at least congestionMinPacketsPerSecond. All site baseline: no
+      // public healthy-vs-congested CNP figure exists (field guide §3) and Meta runs DCQCN off.
+      congestionMarkedRatio: 0.1,
+      congestionMaxReceiveUtilisation: 0.5,
+      congestionMinPacketsPerSecond: 1000,
+      // RdmaEcnWithoutCnp: ECN-marked packets per second received while np_cnp_sent stays 0
+      // (site baseline, above noise: sustained marking must trigger CNPs, field guide #7).
+      ecnWithoutCnpMarkedPerSecond: 1,
+      // RdmaPfcWithoutEcn exists only when the fabric runs DCQCN: set false on PFC-only
+      // fabrics (Meta's 400G RoCE backend, field guide §5.2).
+      dcqcnExpected: true,
+      // RdmaTransportRetries pages when sustained (windows.transportSustained) or when its node
+      // is an outlier: its retry events within windows.transport >= transportOutlierFactor x
+      // the median of the cluster's nodes that see any, with >= transportOutlierMinNodes such
+      // nodes (site baseline: a dead peer gives its neighbours similar counts, a broken node
+      // retries on all its QPs, several times each neighbour's count).
+      transportOutlierFactor: 4,
+      transportOutlierMinNodes: 3,
+      // RNR retries within windows.transport: NCCL sets rnr_retry 7 (retry forever) and "RNRs
+      // should not happen by design" (field guide #8), so any.
+      rnrRetries: 0,
+      // QPs / MRs allocated as a share of the device limit (site baseline: 10 % headroom for
+      // the next job; exhaustion fails ibv_create_qp / ibv_reg_mr, field guide #12).
+      resourceUsageRatio: 0.9,
     },
 
     // kube-state-metrics: nodes labelled <rdmaNodeLabel>=<rdmaNodeLabelValue> (KSM exports

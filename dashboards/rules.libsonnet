@@ -412,15 +412,113 @@
           'RDMA port %s has an effective (post-FEC) bit error rate of {{ $value | humanize }} (threshold %g): errors reach the transport.' % [port, t.effectiveBitErrorRate]),
   ],
 
+  // --- lossless/transport (R1b) ---
+  // Minutes of a Prometheus duration in whole minutes or hours ('20m', '1h').
+  local durationMinutes(d) =
+    local n = std.parseInt(std.substr(d, 0, std.length(d) - 1));
+    local unit = std.substr(d, std.length(d) - 1, 1);
+    if unit == 'm' then n else if unit == 'h' then 60 * n else error 'duration in m or h: ' + d,
+  // Values of the lossless and transport templates: v plus their own windows.
+  local lt = v {
+    winPfcStormFast: w.pfcStormFast,
+    winTransportSustained: w.transportSustained,
+    // steps of 1m in windows.transportSustained (a retry window seen at each of them)
+    sustainedSteps: durationMinutes(w.transportSustained),
+    inc: 'increase' + w.transport,  // recording rule suffix of the transport increases
+    onNodePort: 'on (%s, %s, device, port)' % [c.clusterLabel, c.nodeLabel],
+    onPrio: 'on (%s, %s, device, port, netdev, priority)' % [c.clusterLabel, c.nodeLabel],
+    // the NCCL priority of each netdev as a `priority` label (rdma_nccl_priority is a value)
+    ncclPrio: 'count_values by (%s, %s, device, port, netdev) ("priority", rdma_nccl_priority{%s})' % [c.clusterLabel, c.nodeLabel, c.selector],
+  },
+  local lfmt(s) = s % lt,
+
+  // Transport retry counters, most telling first: [counter, metric, threshold within
+  // windows.transport]. A port above any threshold warns under the first counter above it.
+  local retryCounters = [
+    ['req_transport_retries_exceeded', 'rdma_hw_req_transport_retries_exceeded_total', t.transportRetriesExceeded],
+    ['retry_exceeded_err', 'rdma_hw_retry_exceeded_err_total', t.transportRetriesExceeded],  // rxe
+    ['local_ack_timeout_err', 'rdma_hw_local_ack_timeout_err_total', t.localAckTimeouts],
+    ['packet_seq_err', 'rdma_hw_packet_seq_err_total', t.packetSeqErrors],
+  ],
+  local transportRules = [
+    {
+      record: lfmt('device_port:rdma_transport_retry_events:%(inc)s'),
+      expr: lfmt('increase(%s{%%(sel)s}[%%(winTransport)s])' % e[1]),
+      labels: { counter: e[0] },
+    }
+    for e in retryCounters
+  ] + [
+    {
+      // One series per port above a threshold, labelled with the first counter (in
+      // retryCounters order) above its threshold; value = that counter's increase.
+      record: lfmt('device_port:rdma_transport_retries_above_threshold:%(inc)s'),
+      expr: std.join('\nor %s\n' % lt.onNodePort, [
+        lfmt('device_port:rdma_transport_retry_events:%%(inc)s{counter="%s"} > %d' % [e[0], e[2]])
+        for e in retryCounters
+      ]) + '\n',
+    },
+    {
+      // Retry events (all counters) of each node's ports above a threshold. Ports below it
+      // (a few timeouts now and then, on many nodes) stay out of the cluster median.
+      record: lfmt('node:rdma_transport_retries_above_threshold:%(inc)s'),
+      expr: lfmt(|||
+        sum by (%(node)s) (
+          device_port:rdma_transport_retry_events:%(inc)s
+          and %(onNodePort)s device_port:rdma_transport_retries_above_threshold:%(inc)s
+        )
+      |||),
+    },
+  ],
+  // Where retries point at this port (a page): sustained at every 1m step of
+  // windows.transportSustained, or its node retries transportOutlierFactor x the median of the
+  // cluster's nodes above a threshold (with enough of them for a median). A dead peer makes
+  // each of its neighbours time out once and alike: neither.
+  local retriesPointHere = lfmt(|||
+    (
+      device_port:rdma_transport_retries_above_threshold:%(inc)s
+      and %(onNodePort)s
+      count_over_time((max by (%(node)s, device, port) (device_port:rdma_transport_retries_above_threshold:%(inc)s))[%(winTransportSustained)s:1m]) >= %(sustainedSteps)d
+    )
+    or %(onNodePort)s
+    (
+      device_port:rdma_transport_retries_above_threshold:%(inc)s
+      and %(onNode)s
+      (
+        node:rdma_transport_retries_above_threshold:%(inc)s
+          >= on (%(clusterLabel)s) group_left ()
+        (
+          %(transportOutlierFactor)g * quantile by (%(clusterLabel)s) (0.5, node:rdma_transport_retries_above_threshold:%(inc)s)
+          and on (%(clusterLabel)s)
+          count by (%(clusterLabel)s) (node:rdma_transport_retries_above_threshold:%(inc)s) >= %(transportOutlierMinNodes)d
+        )
+      )
+    )
+  |||),
+
   local losslessAlerts = [
     alert('RdmaPfcStorm', 'critical', 'pfcStorm',
-          fmt('device_port_priority:rdma_pfc_pause_ratio:%(r)s{direction="tx"} > ' + ('%g' % t.pfcStormPauseRatio)),
+          lfmt(|||
+            rate(rdma_pfc_pause_duration_seconds_total{%(sel)s, direction="tx"}[%(winPfcStormFast)s]) > %(pfcStormFullPauseRatio)g
+            or
+            device_port_priority:rdma_pfc_pause_ratio:%(r)s{direction="tx"} > %(pfcStormPauseRatio)g
+          |||),
           'PFC pause storm from an RDMA NIC.',
-          'RDMA port %s ({{ $labels.netdev }}) sends PFC pause on priority {{ $labels.priority }} {{ $value | humanizePercentage }} of the time: a NIC pause storm stalls the fabric.' % port),
+          'RDMA port %s ({{ $labels.netdev }}) sends PFC pause on priority {{ $labels.priority }} {{ $value | humanizePercentage }} of the time: a NIC pause storm stalls the fabric.' % port,
+          scope='port_netdev'),
     alert('RdmaPfcStormWatchdog', 'critical', 'pfcStormWatchdog',
-          fmt('sum without (severity) (increase(rdma_pfc_storm_events_total{%(sel)s, severity="error"}[%(winStormEvents)s])) > 0'),
+          fmt('sum without (level) (increase(rdma_pfc_storm_events_total{%(sel)s, level="error"}[%(winStormEvents)s])) > 0'),
           'NIC PFC storm prevention disabled pause transmission.',
-          'The PFC stall-prevention watchdog of %s ({{ $labels.netdev }}) fired (tx_pause_storm_error_events): pause transmission was disabled and lossless traffic may drop.' % port),
+          'The PFC stall-prevention watchdog of %s ({{ $labels.netdev }}) fired (tx_pause_storm_error_events): pause transmission was disabled and lossless traffic may drop.' % port,
+          scope='port_netdev'),
+    alert('RdmaPfcStormWarning', 'warning', 'pfcStormWarning',
+          lfmt(|||
+            sum without (level) (increase(rdma_pfc_storm_events_total{%(sel)s, level="warning"}[%(winStormEvents)s])) > 0
+            unless on (%(node)s, device, port, netdev)
+            sum without (level) (increase(rdma_pfc_storm_events_total{%(sel)s, level="error"}[%(winStormEvents)s])) > 0
+          |||),
+          'NIC stalled past the PFC storm warning watermark.',
+          'The receive pipeline of %s ({{ $labels.netdev }}) stalled past the PFC storm warning watermark {{ $value | humanize }} time(s) within %s (tx_pause_storm_warning_events): the NIC paused its switch port for long stretches; the stall-prevention watchdog has not fired yet.' % [port, w.stormEvents],
+          scope='port_netdev'),
     alert('RdmaNcclPriorityPaused', 'warning', 'ncclPriorityPaused',
           fmt(|||
             device_port_priority:rdma_pfc_pause_ratio:%(r)s{direction="rx"} > %(ncclPauseRatio)g
@@ -428,46 +526,104 @@
             count_values by (%(node)s, device, port) ("priority", rdma_nccl_priority{%(sel)s})
           |||),
           'NCCL priority paused for a long time.',
-          'RDMA port %s ({{ $labels.netdev }}) is paused by the fabric {{ $value | humanizePercentage }} of the time on the NCCL priority {{ $labels.priority }}: congestion or a pause storm elsewhere.' % port),
+          'RDMA port %s ({{ $labels.netdev }}) is paused by the fabric {{ $value | humanizePercentage }} of the time on the NCCL priority {{ $labels.priority }}: congestion or a pause storm elsewhere.' % port,
+          scope='port_netdev'),
     alert('RdmaCongestionSurge', 'warning', 'congestionSurge',
-          fmt('max without (counter) (device_port:rdma_congestion_packets:%(r)s) > ' + ('%g' % t.congestionPacketsPerSecond)),
-          'ECN / CNP congestion surge on an RDMA port.',
-          'RDMA port %s sees {{ $value | humanize }} ECN-marked or CNP packets per second: the fabric is congested on this path.' % port),
-    alert('RdmaLosslessPriorityDiscards', 'warning', 'losslessDiscards',
-          fmt(|||
-            device_port_priority:rdma_priority_discards:%(r)s{reason=~"port_buffer|host_buffer"} > 0
-            and on (%(node)s, device, port, netdev, priority)
-            rdma_pfc_enabled{%(sel)s} == 1
+          lfmt(|||
+            (
+              device_port:rdma_congestion_packets:%(r)s{counter="np_ecn_marked_roce_packets"}
+                / %(onNodePort)s group_left ()
+              (device_port:rdma_port_packets_received:%(r)s >= %(congestionMinPacketsPerSecond)g)
+            ) > %(congestionMarkedRatio)g
+            and %(onNodePort)s
+            (
+              device_port:rdma_port_data_received_bytes:%(r)s
+                / %(onNodePort)s
+              (rdma_port_rate_bytes_per_second{%(sel)s} > 0)
+            ) < %(congestionMaxReceiveUtilisation)g
           |||),
-          'Packets dropped for lack of receive buffer on a lossless priority.',
-          'RDMA port %s ({{ $labels.netdev }}) drops {{ $value | humanize }} packets per second on PFC priority {{ $labels.priority }} for lack of receive buffer ({{ $labels.reason }}): the priority is not lossless (PFC headroom, buffer split or the host does not drain the NIC).' % port),
+          'RDMA port heavily ECN-marked while it receives well below line rate.',
+          'RDMA port %s receives {{ $value | humanizePercentage }} of its RDMA packets ECN-marked while receiving below %s of line rate: the bottleneck is in the fabric (a hot link, ECMP collision), not this receiver, and DCQCN throttles the senders.' % [port, std.format('%g%%', 100 * t.congestionMaxReceiveUtilisation)],
+          scope='port'),
+    alert('RdmaEcnWithoutCnp', 'warning', 'ecnWithoutCnp',
+          lfmt(|||
+            device_port:rdma_congestion_packets:%(r)s{counter="np_ecn_marked_roce_packets"} > %(ecnWithoutCnpMarkedPerSecond)g
+            and %(onNodePort)s
+            device_port:rdma_congestion_packets:%(r)s{counter="np_cnp_sent"} == 0
+          |||),
+          'RDMA port receives ECN-marked packets but sends no CNP.',
+          'RDMA port %s receives {{ $value | humanize }} ECN-marked RoCE packets per second and sends no CNP (np_cnp_sent flat): the DCQCN notification point is off or broken, senders never slow down and PFC has to stop them.' % port,
+          scope='port'),
+  ] + (
+    if t.dcqcnExpected then [
+      alert('RdmaPfcWithoutEcn', 'warning', 'pfcWithoutEcn',
+            lfmt(|||
+              rdma_ecn_enabled{%(sel)s} == 0
+              and %(onPrio)s rdma_pfc_enabled{%(sel)s} == 1
+              unless %(onPrio)s %(ncclPrio)s
+            |||),
+            'PFC priority without ECN.',
+            'Priority {{ $labels.priority }} of %s ({{ $labels.netdev }}) has PFC on but RoCE ECN {{ $labels.role }} off: without DCQCN only PFC stops senders, and pauses spread congestion.' % port,
+            scope='port_netdev'),
+    ] else []
+  ) + [
+    alert('RdmaLosslessPriorityDiscards', 'warning', 'losslessDiscards',
+          lfmt(|||
+            device_port_priority:rdma_priority_discards:%(r)s{reason=~"port_buffer|host_buffer"} > 0
+            and %(onPrio)s
+            (rdma_pfc_enabled{%(sel)s} == 1 or %(ncclPrio)s)
+          |||),
+          'Packets dropped for lack of receive buffer on a lossless or the NCCL priority.',
+          'RDMA port %s ({{ $labels.netdev }}) drops {{ $value | humanize }} packets per second on priority {{ $labels.priority }} (PFC or NCCL) for lack of receive buffer ({{ $labels.reason }}): the priority is not lossless (PFC off or headroom, buffer split, or the host does not drain the NIC).' % port,
+          scope='port_netdev'),
     alert('RdmaPortReceiveDiscards', 'warning', 'receiveDiscards',
           fmt('device_port:rdma_port_errors:%(r)s{counter="rx_discards_phy"} > ' + ('%g' % t.receiveDiscardsPerSecond)),
           'RDMA port drops received packets for lack of port buffer.',
-          'RDMA port %s drops {{ $value | humanize }} received packets per second for lack of port receive buffer (rx_discards_phy): RoCE retransmits (go-back-N) and bandwidth collapses if the drops hit RDMA traffic.' % port),
+          'RDMA port %s drops {{ $value | humanize }} received packets per second for lack of port receive buffer (rx_discards_phy): RoCE retransmits (go-back-N) and bandwidth collapses if the drops hit RDMA traffic.' % port,
+          scope='port'),
     alert('RdmaRoceConfigCheckFailing', 'warning', 'roceConfig',
           fmt('rdma_roce_config_ok{%(sel)s} == 0'),
           'RoCE configuration check failing.',
-          'RoCE check {{ $labels.check }} fails on %s ({{ $labels.netdev }}): the port is not configured for lossless NCCL traffic.' % port),
+          'RoCE check {{ $labels.check }} fails on %s ({{ $labels.netdev }}): the port is not configured for lossless NCCL traffic.' % port,
+          scope='port_netdev'),
   ],
 
   local transportAlerts = [
     alert('RdmaReceiveBufferExhausted', 'warning', 'outOfBuffer',
           fmt('device_port:rdma_port_errors:%(r)s{counter="out_of_buffer"} > ' + ('%g' % t.outOfBufferPerSecond)),
           'RDMA receive buffer exhaustion (out_of_buffer).',
-          'RDMA port %s drops {{ $value | humanize }} packets per second for lack of a posted receive WQE (out_of_buffer): the receiver does not keep up.' % port),
+          'RDMA port %s drops {{ $value | humanize }} packets per second for lack of a posted receive WQE (out_of_buffer): the receiver does not keep up.' % port,
+          scope='port'),
+    // Retries are evidence about a pair of ports: the critical rule pages when they point at
+    // this port, the warning rule reports the rest (a peer died, a one-off burst).
     alert('RdmaTransportRetries', 'critical', 'transportRetries',
-          fmt(|||
-            increase(rdma_hw_req_transport_retries_exceeded_total{%(sel)s}[%(winTransport)s]) > %(transportRetriesExceeded)d
-            or
-            increase(rdma_hw_retry_exceeded_err_total{%(sel)s}[%(winTransport)s]) > %(transportRetriesExceeded)d
-            or
-            increase(rdma_hw_local_ack_timeout_err_total{%(sel)s}[%(winTransport)s]) > %(localAckTimeouts)d
-            or
-            increase(rdma_hw_packet_seq_err_total{%(sel)s}[%(winTransport)s]) > %(packetSeqErrors)d
-          |||),
+          retriesPointHere,
+          'RDMA transport retries concentrate on a port.',
+          'RDMA port %s counted {{ $value | humanize }} {{ $labels.counter }} within %s, sustained for %s or many times more than the other nodes that retry: this port or its path is the likely culprit, NCCL fails with status 12.' % [port, w.transport, w.transportSustained],
+          scope='port'),
+    alert('RdmaTransportRetries', 'warning', 'transportRetries',
+          lfmt('device_port:rdma_transport_retries_above_threshold:%(inc)s\nunless %(onNodePort)s\n(\n') + retriesPointHere + ')\n',
           'RDMA transport retries on a port.',
-          'RDMA port %s counted {{ $value | humanize }} transport retry events within %s (retries exceeded, local ACK timeouts or packet sequence errors): QPs time out, NCCL fails with status 12.' % [port, w.transport]),
+          'RDMA port %s counted {{ $value | humanize }} {{ $labels.counter }} within %s: its QPs time out against a peer. Often the peer is the fault (a rank died, its node rebooted); it pages only when sustained or concentrated on this node.' % [port, w.transport],
+          scope='port'),
+    alert('RdmaRnrRetries', 'warning', 'rnrRetries',
+          lfmt(|||
+            label_replace(increase(rdma_hw_req_rnr_retries_exceeded_total{%(sel)s}[%(winTransport)s]), "counter", "req_rnr_retries_exceeded", "", "") > %(rnrRetries)d
+            or %(onNodePort)s
+            label_replace(increase(rdma_hw_rnr_nak_retry_err_total{%(sel)s}[%(winTransport)s]), "counter", "rnr_nak_retry_err", "", "") > %(rnrRetries)d
+          |||),
+          'RDMA receiver-not-ready retries on a port.',
+          'RDMA port %s counted {{ $value | humanize }} {{ $labels.counter }} within %s: its peers had no receive WQE posted (RNR NAK). NCCL retries RNR forever and should never see one: a non-NCCL transport (UCX, MPI, storage) whose receiver does not keep up, or a job dying with status 13.' % [port, w.transport],
+          scope='port'),
+    alert('RdmaDeviceResourcesNearLimit', 'warning', 'resourcesNearLimit',
+          lfmt(|||
+            rdma_resources{%(sel)s, type="qp"} / on (%(node)s, device) group_left () (rdma_device_max_qps{%(sel)s} > 0) > %(resourceUsageRatio)g
+            or
+            rdma_resources{%(sel)s, type="mr"} / on (%(node)s, device) group_left () (rdma_device_max_mrs{%(sel)s} > 0) > %(resourceUsageRatio)g
+          |||),
+          'RDMA device close to its QP or MR limit.',
+          'RDMA device %s has {{ $value | humanizePercentage }} of its {{ $labels.type }} limit allocated: the next job fails to create QPs or register memory (ibv_create_qp / ibv_reg_mr "Cannot allocate memory").' % dev,
+          scope='device'),
     alert('RdmaPortCounterSaturated', 'warning', 'counterSaturated',
           fmt('rdma_port_counters_saturated{%(sel)s} == 1'),
           'RDMA port counter saturated.',
@@ -573,6 +729,7 @@
       { name: 'rdma_exporter.rail.rules', rules: railRules },
       { name: 'rdma_exporter.priority.rules', rules: priorityRules },
       { name: 'rdma_exporter.node.rules', rules: nodeRules },
+      { name: 'rdma_exporter.transport.rules', rules: transportRules },
     ],
   },
   prometheusAlerts+:: {
