@@ -482,8 +482,8 @@
       ],
       row('Errors (PMA and hw counters)'),
       [
-        [timeseries('Link and PMA errors', [target(f('device_port:rdma_port_errors:%(r)s{%(rselDev)s, counter=~"symbol_error|link_error_recovery|link_downed|port_rcv_.*|port_xmit_.*|local_link_integrity_errors|excessive_buffer_overrun_errors|VL15_dropped"}'), portLegend + ' {{counter}}')], 'cps'), 12, 8],
-        [timeseries('Transport (hw counters)', [target(f('device_port:rdma_port_errors:%(r)s{%(rselDev)s, counter=~"out_of_buffer|out_of_sequence|packet_seq_err|local_ack_timeout_err|req_.*|resp_.*|rnr_nak_retry_err|duplicate_request|implied_nak_seq_err|retry_exceeded_err|rcvd_seq_err|completer_retry_err"}'), portLegend + ' {{counter}}')], 'cps'), 12, 8],
+        [timeseries('Link and PMA errors (highest 10)', [target(f('topk(10, device_port:rdma_port_errors:%(r)s{%(rselDev)s, counter=~"symbol_error|link_error_recovery|link_downed|port_rcv_.*|port_xmit_.*|local_link_integrity_errors|excessive_buffer_overrun_errors|VL15_dropped"})'), portLegend + ' {{counter}}')], 'cps', 'The 10 highest port/counter pairs of the node (about ten counters per port).'), 12, 8],
+        [timeseries('Transport (hw counters, highest 10)', [target(f('topk(10, device_port:rdma_port_errors:%(r)s{%(rselDev)s, counter=~"out_of_buffer|out_of_sequence|packet_seq_err|local_ack_timeout_err|req_.*|resp_.*|rnr_nak_retry_err|duplicate_request|implied_nak_seq_err|retry_exceeded_err|rcvd_seq_err|completer_retry_err"})'), portLegend + ' {{counter}}')], 'cps', 'The 10 highest port/counter pairs of the node.'), 12, 8],
       ],
       row('Lossless fabric (RoCE)'),
       [
@@ -493,7 +493,7 @@
       ],
       [
         [timeseries('Traffic per priority', [target(f('device_port_priority:rdma_priority_bytes:%(r)s{%(rselDev)s}'), '{{device}} {{direction}} prio {{priority}}')], 'Bps'), 6, 8],
-        [timeseries('Discards per priority', [target(f('device_port_priority:rdma_priority_discards:%(r)s{%(rselDev)s}'), '{{device}} prio {{priority}} {{reason}}')], 'pps'), 6, 8],
+        [timeseries('Discards per priority (highest 10)', [target(f('topk(10, device_port_priority:rdma_priority_discards:%(r)s{%(rselDev)s})'), '{{device}} prio {{priority}} {{reason}}')], 'pps'), 6, 8],
         [timeseries('ECN / CNP', [
           target(f('device_port:rdma_congestion_packets:%(r)s{%(rselDev)s}'), portLegend + ' {{counter}}'),
           target(f('device_port_priority:rdma_priority_ecn_marked_packets:%(r)s{%(rselDev)s}'), '{{device}} prio {{priority}} marked'),
