@@ -361,7 +361,11 @@ TEST(E2E, PfcStormPagesForTheStormingPortAndResolves) {
   FaultPagesAndResolves("pfc-storm", "RdmaPfcStorm", "mlx5_0");
 }
 
-// Every panel and variable query of a dashboard, with Grafana's variables and macros
+// Titles of annotation queries (link events) in DashboardQueries: they have data only while an
+// event is in their window.
+constexpr char kAnnotationPrefix[] = "annotation ";
+
+// Every panel, variable and annotation query of a dashboard, with Grafana's variables and macros
 // substituted: "title\x1fexpr" records separated by \x1e, extracted by jsonnet (which reads
 // JSON) from the committed file.
 std::vector<std::pair<std::string, std::string>> DashboardQueries(const std::string& file) {
@@ -373,7 +377,11 @@ std::vector<std::pair<std::string, std::string>> DashboardQueries(const std::str
       "std.join('\\u001e', [p.title + '\\u001f' + t.expr for p in all(d.panels) "
       "if std.objectHas(p, 'targets') for t in p.targets] + "
       "['variable ' + v.name + '\\u001f' + v.query.query for v in d.templating.list "
-      "if v.type == 'query'])";
+      "if v.type == 'query'] + "
+      "['" +
+      std::string(kAnnotationPrefix) +
+      "' + a.name + '\\u001f' + a.expr for a in "
+      "d.annotations.list if std.objectHas(a, 'expr')])";
   std::string out;
   const int rc = RunCommand({JSONNET_BIN, "-S", "-e", code}, &out);
   EXPECT_EQ(rc, 0) << out;
@@ -421,10 +429,15 @@ TEST(Dashboards, EveryPanelQueryReturnsDataOnTheDemoFabric) {
   })) << s.Logs();
 
   int checked = 0;
+  std::vector<std::pair<std::string, std::string>> annotations;
   for (const char* name : {"rdma-fabric-overview.json", "rdma-node.json", "rdma-exporter.json"}) {
     const auto queries = DashboardQueries(std::string(RDMA_DASHBOARDS) + "/" + name);
     EXPECT_GE(queries.size(), 10u) << name;
     for (const auto& [title, raw] : queries) {
+      if (title.rfind(kAnnotationPrefix, 0) == 0) {
+        annotations.emplace_back(std::string(name) + " / " + title, Substitute(raw, s.Instance()));
+        continue;
+      }
       const std::string expr = Substitute(raw, s.Instance());
       EXPECT_EQ(expr.find('$'), std::string::npos) << name << " / " << title << ": " << expr;
       const HttpResponse r = s.Query(expr);
@@ -438,6 +451,21 @@ TEST(Dashboards, EveryPanelQueryReturnsDataOnTheDemoFabric) {
     }
   }
   std::printf("%d dashboard queries returned data\n", checked);
+
+  // The link-event annotations mark real events: an InfiniBand link going down (state change,
+  // link_downed) and a RoCE transceiver pulled and re-seated (state, carrier, module event).
+  ASSERT_FALSE(annotations.empty());
+  s.SetScenario("link-down mlx5_1");
+  ASSERT_TRUE(WaitFor(20s, [&] {
+    return s.NonEmpty("increase(rdma_port_link_downed_total{device=\"mlx5_1\"}[2m]) > 0");
+  })) << s.Logs();
+  s.SetScenario("module-unplug mlx5_0");
+  for (const auto& [title, expr] : annotations) {
+    EXPECT_TRUE(WaitFor(20s, [&] { return s.NonEmpty(expr); }))
+        << title << ": no event marked by " << expr << "\n"
+        << s.Query(expr).body;
+  }
+  std::printf("%zu annotation queries marked the injected link events\n", annotations.size());
 }
 
 // The simulator's runtime switch itself: a scenario file changes the fault and "healthy"

@@ -19,7 +19,7 @@ const pluginTypes = {
   stat: 'Json<PluginPanel<StatOptions, {}>>',
   table: 'Json<PluginPanel<TableOptions, TableFieldConfig>>',
 };
-const header = `import type { Dashboard, Panel, RowPanel } from '@grafana/schema';
+const header = `import type { AnnotationQuery, Dashboard, Panel, RowPanel } from '@grafana/schema';
 import type { Options as TimeSeriesOptions, FieldConfig as TimeSeriesFieldConfig } from '${cfg}/timeseries/panelcfg/x/TimeSeriesPanelCfg_types.gen';
 import type { Options as StatOptions } from '${cfg}/stat/panelcfg/x/StatPanelCfg_types.gen';
 import type { Options as TableOptions, FieldConfig as TableFieldConfig } from '${cfg}/table/panelcfg/x/TablePanelCfg_types.gen';
@@ -31,12 +31,19 @@ type Json<T> = T extends string ? \`\${T}\`
   : T;
 // Panel<O, F> types only the field config by F; the options are checked here too.
 type PluginPanel<O, F> = Omit<Panel<O, F>, 'options'> & { options: O };
+// A Prometheus annotation query keeps its query fields next to the generic ones (Grafana's
+// Prometheus data source reads them there); @grafana/schema types only the generic part.
+type PrometheusAnnotation = Json<Omit<AnnotationQuery, 'target'>> & {
+  expr: string; step?: string; titleFormat?: string; textFormat?: string; tagKeys?: string;
+  useValueForTime?: boolean;
+};
+type CheckedDashboard = Omit<Json<Dashboard>, 'annotations'> & { annotations?: { list?: PrometheusAnnotation[] } };
 `;
 const files = [];
 let panels = 0;
 for (const name of readdirSync(dir).filter((f) => f.endsWith('.json')).sort()) {
   const d = JSON.parse(readFileSync(join(dir, name), 'utf8'));
-  let ts = header + `export const dashboard: Json<Dashboard> = ${JSON.stringify(d, null, 2)};\n`;
+  let ts = header + `export const dashboard: CheckedDashboard = ${JSON.stringify(d, null, 2)};\n`;
   for (const [i, p] of (d.panels || []).entries()) {
     const type = p.type === 'row' ? 'Json<RowPanel>' : pluginTypes[p.type];
     if (!type) {
