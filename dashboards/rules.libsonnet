@@ -225,11 +225,16 @@
   local railSelected = if c.rails.selector != '' then
     '%s{physfn="", %s}' % [portLabelsInfo, c.rails.selector]
   else
-    // PF ports of the (board_id, link_layer) the node has most ports of.
+    // PF ports of the (board_id, link_layer) the node has most ports of. A tie (the demo
+    // fabric: one board model, half its ports InfiniBand, half Ethernet) goes to InfiniBand
+    // (+0.5), so topk cannot flip the rails between evaluations.
     |||
       %(info)s{physfn=""}
         and on (%(node)s, board_id, link_layer)
-      topk by (%(node)s) (1, count by (%(node)s, board_id, link_layer) (%(info)s{physfn=""}))
+      topk by (%(node)s) (1,
+        (count by (%(node)s, board_id, link_layer) (%(info)s{physfn="", link_layer="InfiniBand"}) + 0.5)
+        or count by (%(node)s, board_id, link_layer) (%(info)s{physfn=""})
+      )
     ||| % v { info: portLabelsInfo },
 
   local railRules = [
