@@ -111,7 +111,8 @@
       // port_xmit_wait is 32-bit (PortCounters in every kernel table) and saturates within
       // seconds on a congested NDR port: once it sits at 2^32-1 its rate reads 0 (or the part of
       // the window before it stopped), which looks like "no congestion". No value at all while
-      // it was saturated at any time in the window; RdmaPortCounterSaturated says why.
+      // it was saturated at any time in the window; RdmaPortTransmitWaitHigh then reads the
+      // saturation itself as evidence of waiting.
       record: fmt('device_port:rdma_port_transmit_wait_ratio:%(r)s'),
       expr: fmt(|||
         (
