@@ -61,7 +61,8 @@
       linkDowned: '5m',
       // Post-FEC BER: the ticket reads a 1h rate (a short `for` only rides out scrape gaps);
       // the drain level reads the 5m rate and needs 10m, twice the window, so a single burst
-      // of errors (a link retraining) can never page and a sustained 1e-12 pages within ~11m.
+      // of errors (a link retraining) can never page; a sustained BER pages within ~11m at 10x
+      // the level and within 15m at 1.5x (tests/rules/link.test.yaml).
       bitErrorRateTicket: '5m',
       bitErrorRateDrain: '10m',
       preFecBitErrorRate: '30m',
@@ -186,8 +187,8 @@
       bitErrorsTicketMin: 3,
       // Pre-FEC BER against the port's own baseline (field guide row 3: > 10x its 7-day average
       // offset 1d; site baseline) and above an absolute floor, so a clean port whose near-zero
-      // rate moves from 1e-12 to 1e-10 does not fire. 1e-8 is four decades below what
-      // RS(544,514) FEC corrects (pre-FEC BER ~2.4e-4); site baseline.
+      // rate moves from 1e-12 to 1e-10 does not fire. 1e-8 is four decades below the pre-FEC BER
+      // RS(544,514) "KP4" FEC is commonly quoted to correct (~2.4e-4); site baseline.
       preFecBaselineRatio: 10,
       preFecBitErrorRateFloor: 1e-8,
       // InfiniBand port_xmit_discards and port_rcv_errors per second (site baseline: a healthy
