@@ -29,11 +29,12 @@
     'for': {
       portDown: '2m',
       portFlapping: '0m',
-      linkDownedRising: '0m',
+      // 5m: a burst of drops settles into one of RdmaLinkDowned / RdmaLinkDownedRising /
+      // RdmaPortFlapping before any fires (each excludes the next), instead of all three.
+      linkDownedRising: '5m',
       rateBelowExpected: '10m',
       pcieDowntrained: '10m',
       physicalErrors: '0m',
-      bitErrorRate: '15m',
       // RdmaPfcStorm: with windows.pfcStormFast (1m) a full pause pages ~2 min after it starts.
       pfcStorm: '1m',
       pfcStormWatchdog: '0m',
@@ -64,6 +65,23 @@
       pfcWithoutEcn: '15m',
       ecnWithoutCnp: '15m',
       resourcesNearLimit: '10m',
+      // --- link/physical (R1a) ---
+      // Any link drop (the window windows.linkDownedOnce holds it); 5m as linkDownedRising.
+      linkDowned: '5m',
+      // Post-FEC BER: the ticket reads a 1h rate (a short `for` only rides out scrape gaps);
+      // the drain level reads the 5m rate and needs 10m, twice the window, so a single burst
+      // of errors (a link retraining) can never page; a sustained BER pages within ~11m at 10x
+      // the level and within 15m at 1.5x (tests/rules/link.test.yaml).
+      bitErrorRateTicket: '5m',
+      bitErrorRateDrain: '10m',
+      preFecBitErrorRate: '30m',
+      // Rates over the 5m window for twice the window: the burst of discards / errors of one
+      // link drop never fires.
+      transmitDiscards: '10m',
+      receiveErrors: '10m',
+      pcieAerFatal: '0m',
+      pcieAerNonFatal: '0m',
+      pcieSignalIntegrity: '0m',
     },
 
     // Windows of the count-based alerts (increase over the window).
@@ -89,6 +107,24 @@
       // step of this window (retries in each 5m window for ~20 min: a broken path, not a peer
       // that died once; NCCL gives up on a dead peer within ~34 s, field guide §2).
       transportSustained: '20m',
+      // --- link/physical (R1a) ---
+      // A single link drop stays visible (RdmaLinkDowned) this long.
+      linkDownedOnce: '1h',
+      // Post-FEC BER ticket window: long enough that a handful of errors at NDR is measurable
+      // (1e-14 x 400 Gb/s x 1h = 14 errors).
+      bitErrorRateTicket: '1h',
+      // Pre-FEC baseline: the port's own average over baselineRange, offset baselineOffset (so
+      // the fault being detected is not in its own baseline), sampled every baselineStep (a
+      // subquery: 168 points per port and evaluation instead of 10080 raw samples).
+      preFecBaselineRange: '7d',
+      preFecBaselineOffset: '1d',
+      preFecBaselineStep: '1h',
+      // PCIe AER and signal-integrity events (increase over the window).
+      pcieAer: '1h',
+      pcieSignalIntegrity: '1h',
+      // A port_xmit_wait that reached its 32-bit maximum within this window on a busy port is
+      // evidence of credit waiting (RdmaPortTransmitWaitHigh).
+      transmitWaitSaturated: '1h',
     },
 
     // The device / port memory forgets the devices of a node whose exporter has not been up for
@@ -122,12 +158,10 @@
       flapLinkDowns: 2,
       // link_downed / link_down_events_phy within windows.linkDowned (one flap = 1).
       linkDownedEvents: 2,
-      // symbol_error, link_error_recovery (infiniband-diags error_thresholds example: 10), and
-      // the Ethernet PHY symbol / CRC / uncorrectable (post-FEC) errors, within
-      // windows.physicalErrors.
+      // link_error_recovery (infiniband-diags error_thresholds example LinkErrorRecoveryCounter=10)
+      // and Ethernet rx_crc_errors_phy within windows.physicalErrors. Symbol errors are in the
+      // normalised BER (RdmaPortHighBitErrorRate), not here.
       physicalErrors: 10,
-      // Effective (post-FEC) bit error rate; ibdiagnet's BER test default is 1e-12.
-      effectiveBitErrorRate: 1e-12,
       // Share of wall time a priority sends PFC pause within the 5m rate: a partial storm
       // (site baseline: no public "storm %" figure exists, field guide §3; a healthy NIC pauses
       // its switch a few % of the time).
@@ -189,6 +223,34 @@
       // QPs / MRs allocated as a share of the device limit (site baseline: 10 % headroom for
       // the next job; exhaustion fails ibv_create_qp / ibv_reg_mr, field guide #12).
       resourceUsageRatio: 0.9,
+      // --- link/physical (R1a) ---
+      // Effective (post-FEC) bit error rate, errors per bit of line rate (InfiniBand
+      // symbol_error, on HDR/NDR the errors left after FEC; Ethernet rx_pcs_symbol_err_phy).
+      // Drain (critical) above 1e-12: ibdiagnet's BER threshold, NVIDIA's cable guidance
+      // (field guide [IBD-BER]). Ticket (warning) above 1e-14 over windows.bitErrorRateTicket
+      // (issue 16: 12 errors/h on NDR is ~1e-14), with at least bitErrorsTicketMin errors so a
+      // single error on a slow port (1 per hour at 25 Gb/s is 1.1e-14) is not a ticket.
+      bitErrorRateTicket: 1e-14,
+      bitErrorRateDrain: 1e-12,
+      bitErrorsTicketMin: 3,
+      // Pre-FEC BER against the port's own baseline (field guide row 3: > 10x its 7-day average
+      // offset 1d; site baseline) and above an absolute floor, so a clean port whose near-zero
+      // rate moves from 1e-12 to 1e-10 does not fire. 1e-8 is four decades below the pre-FEC BER
+      // RS(544,514) "KP4" FEC is commonly quoted to correct (~2.4e-4); site baseline.
+      preFecBaselineRatio: 10,
+      preFecBitErrorRateFloor: 1e-8,
+      // InfiniBand port_xmit_discards and port_rcv_errors per second (site baseline: a healthy
+      // lossless port reads 0; 0.1/s for 10m is 60 lost packets, far above the burst of one
+      // link drop, which the `for` never lets fire).
+      transmitDiscardsPerSecond: 0.1,
+      receiveErrorsPerSecond: 0.1,
+      // PCIe link recoveries (rx/tx_pci_signal_integrity) within windows.pcieSignalIntegrity.
+      // The field guide's sketch alerts on any; a handful of recoveries costs microseconds
+      // (site baseline).
+      pcieSignalIntegrityErrors: 10,
+      // Share of line rate a port must transmit for a port_xmit_wait that just saturated to
+      // count as credit waiting (site baseline; an idle port saturating is not congestion now).
+      transmitWaitSaturatedMinUtilisation: 0.05,
     },
 
     // kube-state-metrics: nodes labelled <rdmaNodeLabel>=<rdmaNodeLabelValue> (KSM exports

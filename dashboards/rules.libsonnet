@@ -14,6 +14,16 @@
     winInventoryCarry: w.inventoryCarry,
     winLaneErrors: w.laneErrors,
     winModuleEvents: w.moduleEvents,
+    // --- link/physical (R1a) ---
+    winLinkDownedOnce: w.linkDownedOnce,
+    winBerTicket: w.bitErrorRateTicket,
+    winPreFecRange: w.preFecBaselineRange,
+    winPreFecOffset: w.preFecBaselineOffset,
+    winPreFecStep: w.preFecBaselineStep,
+    winPcieAer: w.pcieAer,
+    winPcieSignalIntegrity: w.pcieSignalIntegrity,
+    winTransmitWaitSaturated: w.transmitWaitSaturated,
+    onPortCounter: 'on (%s, %s, device, port, counter)' % [c.clusterLabel, c.nodeLabel],
     sel: c.selector,
     w: c.rateWindow,
     r: 'rate' + c.rateWindow,  // recording rule suffix
@@ -101,7 +111,8 @@
       // port_xmit_wait is 32-bit (PortCounters in every kernel table) and saturates within
       // seconds on a congested NDR port: once it sits at 2^32-1 its rate reads 0 (or the part of
       // the window before it stopped), which looks like "no congestion". No value at all while
-      // it was saturated at any time in the window; RdmaPortCounterSaturated says why.
+      // it was saturated at any time in the window; RdmaPortTransmitWaitHigh then reads the
+      // saturation itself as evidence of waiting.
       record: fmt('device_port:rdma_port_transmit_wait_ratio:%(r)s'),
       expr: fmt(|||
         (
@@ -113,23 +124,30 @@
         max_over_time(rdma_port_counters_saturated{%(sel)s, counter="port_xmit_wait"}[%(w)s]) == 1
       |||),
     },
+  ] + [
+    // Effective (post-FEC) bit error rate: InfiniBand symbol errors (on HDR/NDR the errors left
+    // after FEC) or Ethernet PHY uncorrectable symbols, per bit of line rate; `counter` names
+    // the counter. The 5m rate feeds the drain level and the dashboards, the ticket window
+    // (1h) makes a handful of errors on a fast link measurable.
     {
-      // Effective (post-FEC) bit error rate: InfiniBand symbol errors (on HDR/NDR the errors
-      // left after FEC) or Ethernet PHY uncorrectable symbols, per bit of line rate.
-      record: fmt('device_port:rdma_effective_bit_error_rate:%(r)s'),
+      record: 'device_port:rdma_effective_bit_error_rate:rate' + window,
       expr: fmt(|||
-        (
-          rate(rdma_port_symbol_errors_total{%(sel)s}[%(w)s])
-            / (rdma_port_rate_bytes_per_second{%(sel)s} * 8 > 0)
-          and %(onPort)s rdma_port_info{%(sel)s, link_layer="InfiniBand"}
-        )
+        label_replace(
+          rate(rdma_port_symbol_errors_total{%%(sel)s}[%(win)s])
+            / (rdma_port_rate_bytes_per_second{%%(sel)s} * 8 > 0)
+          and %%(onPort)s rdma_port_info{%%(sel)s, link_layer="InfiniBand"},
+          "counter", "symbol_error", "", "")
         or
-        sum without (netdev) (
-          rate(rdma_phy_uncorrectable_symbol_errors_total{%(sel)s}[%(w)s])
-            / (rdma_netdev_speed_bytes_per_second{%(sel)s} * 8 > 0)
-        )
-      |||),
-    },
+        label_replace(
+          sum without (netdev) (
+            rate(rdma_phy_uncorrectable_symbol_errors_total{%%(sel)s}[%(win)s])
+              / (rdma_netdev_speed_bytes_per_second{%%(sel)s} * 8 > 0)
+          ),
+          "counter", "rx_pcs_symbol_err_phy", "", "")
+      ||| % { win: window }),
+    }
+    for window in std.set([c.rateWindow, w.bitErrorRateTicket])
+  ] + [
     {
       // Pre-FEC bit error rate of Ethernet ports: bits FEC corrected per bit of line rate.
       record: fmt('device_port:rdma_phy_pre_fec_bit_error_rate:%(r)s'),
@@ -338,27 +356,70 @@
     },
   },
 
+  // --- link/physical (R1a) ---
+  // PMA error counters the link alerts read as signals, their saturation included (on
+  // InfiniBand ports): a saturated counter reads a rate of 0 and would hide a bad link.
+  local signalCounters = ['symbol_error', 'link_downed', 'link_error_recovery', 'port_rcv_errors', 'port_xmit_discards'],
+  // An InfiniBand port's PMA counter sitting at its maximum, labelled saturated="true" (the
+  // alert's description then says the rate is unknown instead of quoting a value).
+  local saturatedIb(counter) = fmt(|||
+    label_replace(
+      rdma_port_counters_saturated{%%(sel)s, counter="%s"} == 1
+      and %%(onPort)s rdma_port_info{%%(sel)s, link_layer="InfiniBand"},
+      "saturated", "true", "", "")
+  ||| % counter),
+  // Link drops within a window, one series per port, labelled with the counter that moved:
+  // Ethernet link_down_events_phy, else (InfiniBand) the PMA link_downed.
+  local linkDowns(window) = fmt(|||
+    label_replace(sum without (netdev) (increase(rdma_phy_link_down_events_total{%%(sel)s}[%(win)s])), "counter", "link_down_events_phy", "", "")
+    or %%(onPort)s
+    label_replace(increase(rdma_port_link_downed_total{%%(sel)s}[%(win)s]), "counter", "link_downed", "", "")
+  ||| % { win: window }),
+  local linkDownsRising = '(%s) >= %d' % [linkDowns(w.linkDowned), t.linkDownedEvents],
+  local flapping = fmt(|||
+    changes(rdma_port_up{%(sel)s}[%(winFlap)s]) >= %(flapStateChanges)d
+    or
+    sum without (netdev) (increase(rdma_netdev_carrier_down_total{%(sel)s}[%(winFlap)s])) >= %(flapLinkDowns)d
+  |||),
   local linkAlerts = [
     alert('RdmaPortDown', 'critical', 'portDown',
           fmt('rdma_port_up{%(sel)s} == 0'),
           'RDMA port is down.',
           'RDMA port %s is not ACTIVE / LinkUp: NCCL cannot use this rail.' % port),
     alert('RdmaPortFlapping', 'warning', 'portFlapping',
-          fmt(|||
-            changes(rdma_port_up{%(sel)s}[%(winFlap)s]) >= %(flapStateChanges)d
-            or
-            sum without (netdev) (increase(rdma_netdev_carrier_down_total{%(sel)s}[%(winFlap)s])) >= %(flapLinkDowns)d
-          |||),
+          flapping,
           'RDMA port is flapping.',
-          'RDMA port %s went down and up repeatedly within %s; every flap can kill the NCCL jobs using it.' % [port, w.flap]),
+          'RDMA port %s went down and up repeatedly within %s; every flap can kill the NCCL jobs using it.' % [port, w.flap],
+          scope='port'),
+    // One drop = RdmaLinkDowned, a second within windows.linkDowned = RdmaLinkDownedRising,
+    // several within windows.flap = RdmaPortFlapping: each port has at most one of the three.
+    alert('RdmaLinkDowned', 'warning', 'linkDowned',
+          fmt(|||
+            (
+              (%(linkDownsOnce)s) > 0
+              unless %(onPort)s (%(linkDownsRising)s)
+              unless %(onPort)s (%(flapping)s)
+              unless %(onPort)s rdma_port_up{%(sel)s} == 0
+            )
+            or
+            %(linkDownedSaturated)s
+          ||| % v {
+            linkDownsOnce: linkDowns(w.linkDownedOnce),
+            linkDownsRising: linkDownsRising,
+            flapping: flapping,
+            linkDownedSaturated: saturatedIb('link_downed'),
+          }),
+          'RDMA link went down.',
+          '{{ if $labels.saturated }}The {{ $labels.counter }} counter of %s sits at its maximum (255): new link drops are invisible until it is cleared.{{ else }}The link of %s went down ({{ $labels.counter }} +{{ $value | humanize }} within %s): the jobs using it lost their QPs.{{ end }}' % [port, port, w.linkDownedOnce],
+          scope='port'),
     alert('RdmaLinkDownedRising', 'warning', 'linkDownedRising',
           fmt(|||
-            increase(rdma_port_link_downed_total{%(sel)s}[%(winLinkDowned)s]) >= %(linkDownedEvents)d
-            or
-            sum without (netdev) (increase(rdma_phy_link_down_events_total{%(sel)s}[%(winLinkDowned)s])) >= %(linkDownedEvents)d
-          |||),
+            (%(linkDownsRising)s)
+            unless %(onPort)s (%(flapping)s)
+          ||| % v { linkDownsRising: linkDownsRising, flapping: flapping }),
           'RDMA link keeps going down (link_downed rising).',
-          'The link of %s went down {{ $value | humanize }} times within %s (link_downed / link_down_events_phy), even if every drop was too short to see in a scrape.' % [port, w.linkDowned]),
+          'The link of %s went down {{ $value | humanize }} times within %s ({{ $labels.counter }}), even if every drop was too short to see in a scrape.' % [port, w.linkDowned],
+          scope='port'),
     alert('RdmaPortRateBelowExpected', 'warning', 'rateBelowExpected',
           fmt(|||
             device_port:rdma_port_rate_bytes_per_second:by_hca_type
@@ -380,21 +441,111 @@
             )
           |||),
           'HCA PCIe link trained below its maximum.',
-          'The PCIe link of %s runs below the maximum width or speed of the card and its slot (the lower of both): the HCA cannot reach line rate.' % dev),
+          'The PCIe link of %s runs below the maximum width or speed of the card and its slot (the lower of both): the HCA cannot reach line rate.' % dev,
+          scope='device'),
+    alert('RdmaPcieAerFatalErrors', 'critical', 'pcieAerFatal',
+          fmt('increase(rdma_pcie_aer_errors_total{%(sel)s, class="fatal"}[%(winPcieAer)s]) > 0'),
+          'Fatal PCIe error (AER) on an RDMA HCA.',
+          'The PCIe function of %s reported {{ $value | humanize }} fatal uncorrectable AER error(s) within %s: the link was reset or the device is unusable; the jobs on this HCA are dead or dying.' % [dev, w.pcieAer],
+          scope='device'),
+    alert('RdmaPcieAerNonFatalErrors', 'warning', 'pcieAerNonFatal',
+          fmt('increase(rdma_pcie_aer_errors_total{%(sel)s, class="nonfatal"}[%(winPcieAer)s]) > 0'),
+          'Non-fatal uncorrectable PCIe error (AER) on an RDMA HCA.',
+          'The PCIe function of %s reported {{ $value | humanize }} non-fatal uncorrectable AER error(s) within %s: a PCIe transaction was lost and recovered; repeated ones precede fatal errors and downtraining.' % [dev, w.pcieAer],
+          scope='device'),
+    alert('RdmaPcieSignalIntegrityErrors', 'warning', 'pcieSignalIntegrity',
+          fmt('increase(rdma_pcie_signal_integrity_errors_total{%(sel)s}[%(winPcieSignalIntegrity)s]) > %(pcieSignalIntegrityErrors)d'),
+          'PCIe link of an RDMA HCA keeps entering recovery.',
+          'The PCIe link of %s ({{ $labels.netdev }}) entered recovery {{ $value | humanize }} times within %s ({{ $labels.direction }}_pci_signal_integrity): framing or CRC errors on the slot, riser or card.' % [port, w.pcieSignalIntegrity],
+          scope='port_netdev'),
+    // Post-FEC BER, normalised by link rate (one threshold for every speed): a ticket above
+    // 1e-14 over 1h (a saturated symbol_error counts as at least that: it reads a rate of 0 and
+    // would hide the bad link), a page (drain the node) above 1e-12.
+    alert('RdmaPortHighBitErrorRate', 'warning', 'bitErrorRateTicket',
+          fmt(|||
+            (
+              device_port:rdma_effective_bit_error_rate:rate%(winBerTicket)s > %(bitErrorRateTicket)g
+              and %(onPortCounter)s
+              (
+                label_replace(increase(rdma_port_symbol_errors_total{%(sel)s}[%(winBerTicket)s]), "counter", "symbol_error", "", "")
+                or
+                label_replace(sum without (netdev) (increase(rdma_phy_uncorrectable_symbol_errors_total{%(sel)s}[%(winBerTicket)s])), "counter", "rx_pcs_symbol_err_phy", "", "")
+              ) >= %(bitErrorsTicketMin)d
+            )
+            or
+            %(symbolErrorSaturated)s
+          ||| % v { symbolErrorSaturated: saturatedIb('symbol_error') }),
+          'RDMA port effective bit error rate above the ticket level.',
+          '{{ if $labels.saturated }}The {{ $labels.counter }} counter of %s sits at its maximum (65535): its BER is unknown and a bad link would read as clean until the counter is cleared.{{ else }}RDMA port %s has an effective (post-FEC) bit error rate of {{ printf "%%.2g" $value }} over %s ({{ $labels.counter }}; ticket above %g, drain above %g): errors reach the transport.{{ end }}' % [port, port, w.bitErrorRateTicket, t.bitErrorRateTicket, t.bitErrorRateDrain],
+          scope='port'),
+    alert('RdmaPortHighBitErrorRate', 'critical', 'bitErrorRateDrain',
+          fmt('device_port:rdma_effective_bit_error_rate:%(r)s > %(bitErrorRateDrain)g'),
+          'RDMA port effective bit error rate above the drain level.',
+          'RDMA port %s has an effective (post-FEC) bit error rate of {{ printf "%%.2g" $value }} ({{ $labels.counter }}; drain above %g): packets are lost at a rate that slows or kills the jobs using it. Drain the node, then fix the link.' % [port, t.bitErrorRateDrain],
+          scope='port'),
+    alert('RdmaPortPreFecBitErrorRateRising', 'warning', 'preFecBitErrorRate',
+          fmt(|||
+            device_port:rdma_phy_pre_fec_bit_error_rate:%(r)s
+              > %(preFecBaselineRatio)g * avg_over_time(device_port:rdma_phy_pre_fec_bit_error_rate:%(r)s[%(winPreFecRange)s:%(winPreFecStep)s] offset %(winPreFecOffset)s)
+            and
+            device_port:rdma_phy_pre_fec_bit_error_rate:%(r)s > %(preFecBitErrorRateFloor)g
+          |||),
+          'RDMA port pre-FEC bit error rate far above its own baseline.',
+          'RDMA port %s has a pre-FEC bit error rate of {{ printf "%%.2g" $value }}, more than %g times its average of the %s before the last %s and above %g: the link is degrading while FEC still hides it.' % [port, t.preFecBaselineRatio, w.preFecBaselineRange, w.preFecBaselineOffset, t.preFecBitErrorRateFloor],
+          scope='port'),
     alert('RdmaPortPhysicalErrors', 'warning', 'physicalErrors',
           fmt(|||
-            increase(rdma_port_symbol_errors_total{%(sel)s}[%(winPhysicalErrors)s]) > %(physicalErrors)d
+            (
+              label_replace(increase(rdma_port_link_error_recovery_total{%(sel)s}[%(winPhysicalErrors)s]), "counter", "link_error_recovery", "", "") > %(physicalErrors)d
+              or
+              label_replace(sum without (netdev) (increase(rdma_phy_crc_errors_total{%(sel)s}[%(winPhysicalErrors)s])), "counter", "rx_crc_errors_phy", "", "") > %(physicalErrors)d
+            )
+            unless %(onPort)s device_port:rdma_effective_bit_error_rate:rate%(winBerTicket)s > %(bitErrorRateTicket)g
             or
-            increase(rdma_port_link_error_recovery_total{%(sel)s}[%(winPhysicalErrors)s]) > %(physicalErrors)d
+            %(linkErrorRecoverySaturated)s
+          ||| % v { linkErrorRecoverySaturated: saturatedIb('link_error_recovery') }),
+          'RDMA port link recoveries or CRC errors rising.',
+          '{{ if $labels.saturated }}The {{ $labels.counter }} counter of %s sits at its maximum (255): new link recoveries are invisible until it is cleared.{{ else }}RDMA port %s counted {{ $value | humanize }} {{ $labels.counter }} within %s: marginal cable, optic or connector.{{ end }}' % [port, port, w.physicalErrors],
+          scope='port'),
+    alert('RdmaPortReceiveErrors', 'warning', 'receiveErrors',
+          fmt(|||
+            (
+              device_port:rdma_port_errors:%(r)s{counter="port_rcv_errors"} > %(receiveErrorsPerSecond)g
+              and %(onPort)s rdma_port_info{%(sel)s, link_layer="InfiniBand"}
+              unless %(onPort)s device_port:rdma_effective_bit_error_rate:rate%(winBerTicket)s > %(bitErrorRateTicket)g
+            )
             or
-            sum without (netdev) (increase(rdma_phy_symbol_errors_total{%(sel)s}[%(winPhysicalErrors)s])) > %(physicalErrors)d
+            %(receiveErrorsSaturated)s
+          ||| % v { receiveErrorsSaturated: saturatedIb('port_rcv_errors') }),
+          'InfiniBand port receives malformed packets.',
+          '{{ if $labels.saturated }}The {{ $labels.counter }} counter of %s sits at its maximum (65535): new receive errors are invisible until it is cleared.{{ else }}InfiniBand port %s drops {{ $value | humanize }} received packets per second with errors (port_rcv_errors: CRC, malformed, buffer overrun) while its symbol error rate is low: every one is retransmitted by the transport.{{ end }}' % [port, port],
+          scope='port'),
+    alert('RdmaPortTransmitDiscards', 'warning', 'transmitDiscards',
+          fmt(|||
+            device_port:rdma_port_errors:%(r)s{counter="port_xmit_discards"} > %(transmitDiscardsPerSecond)g
+            and %(onPort)s rdma_port_info{%(sel)s, link_layer="InfiniBand"}
             or
-            sum without (netdev) (increase(rdma_phy_crc_errors_total{%(sel)s}[%(winPhysicalErrors)s])) > %(physicalErrors)d
+            %(transmitDiscardsSaturated)s
+          ||| % v { transmitDiscardsSaturated: saturatedIb('port_xmit_discards') }),
+          'InfiniBand port discards packets it should send.',
+          '{{ if $labels.saturated }}The {{ $labels.counter }} counter of %s sits at its maximum (65535): new transmit discards are invisible until it is cleared.{{ else }}InfiniBand port %s discards {{ $value | humanize }} packets per second it should send (port_xmit_discards): credit starvation (head-of-queue lifetime expired behind a congested or failed downstream port) or the link going down.{{ end }}' % [port, port],
+          scope='port'),
+    alert('RdmaPortTransmitWaitHigh', 'warning', 'transmitWait',
+          fmt(|||
+            device_port:rdma_port_transmit_wait_ratio:%(r)s > %(transmitWaitRatio)g
             or
-            sum without (netdev) (increase(rdma_phy_uncorrectable_symbol_errors_total{%(sel)s}[%(winPhysicalErrors)s])) > %(physicalErrors)d
+            label_replace(
+              rdma_port_counters_saturated{%(sel)s, counter="port_xmit_wait"} == 1
+              and %(onPort)s min_over_time(rdma_port_counters_saturated{%(sel)s, counter="port_xmit_wait"}[%(winTransmitWaitSaturated)s]) == 0
+              and %(onPort)s (
+                device_port:rdma_port_data_transmitted_bytes:%(r)s / (rdma_port_rate_bytes_per_second{%(sel)s} > 0)
+              ) > %(transmitWaitSaturatedMinUtilisation)g
+              and %(onPort)s rdma_port_info{%(sel)s, link_layer="InfiniBand"},
+              "saturated", "true", "", "")
           |||),
-          'RDMA port physical-layer errors rising.',
-          'RDMA port %s counted {{ $value | humanize }} symbol / link recovery / PHY CRC or uncorrectable errors within %s: marginal cable, optic or connector.' % [port, w.physicalErrors]),
+          'InfiniBand port loses bandwidth waiting for credits.',
+          '{{ if $labels.saturated }}InfiniBand port %s: port_xmit_wait climbed to its 32-bit maximum within the last %s while the port transmits: it waited for credits long enough to fill the counter; the share of time can no longer be measured until the counter is cleared.{{ else }}InfiniBand port %s waited for credits (port_xmit_wait) {{ $value | humanizePercentage }} of the time: congestion downstream of the port.{{ end }}' % [port, w.transmitWaitSaturated, port],
+          scope='port'),
     alert('RdmaPhyLaneErrorsSkewed', 'warning', 'laneErrorsSkewed',
           fmt(|||
             (
@@ -406,15 +557,27 @@
             increase(rdma_phy_lane_errors_total{%(sel)s}[%(winLaneErrors)s]) > %(laneMinErrors)g
           |||),
           'One physical lane of an RDMA port has far more errors than its siblings.',
-          'Lane {{ $labels.lane }} of %s ({{ $labels.netdev }}) counted {{ $value | humanize }} raw (pre-FEC) errors within %s, more than %g times the cleanest lane of the port: the classic failing optic, cable or cage lane, before FEC stops hiding it.' % [port, w.laneErrors, t.laneErrorSkewRatio]),
+          'Lane {{ $labels.lane }} of %s ({{ $labels.netdev }}) counted {{ $value | humanize }} raw (pre-FEC) errors within %s, more than %g times the cleanest lane of the port: the classic failing optic, cable or cage lane, before FEC stops hiding it.' % [port, w.laneErrors, t.laneErrorSkewRatio],
+          scope='port_netdev'),
     alert('RdmaTransceiverModuleEvents', 'warning', 'moduleEvents',
           fmt('increase(rdma_module_events_total{%(sel)s}[%(winModuleEvents)s]) > 0'),
           'Transceiver module event on an RDMA port.',
-          'The transceiver module of %s ({{ $labels.netdev }}) reported {{ $value | humanize }} {{ $labels.event }} event(s) within %s (unplug, I2C bus stuck, high temperature or bad/shorted module): expect link flaps until the module is reseated, cooled or replaced.' % [port, w.moduleEvents]),
-    alert('RdmaPortHighBitErrorRate', 'warning', 'bitErrorRate',
-          fmt('device_port:rdma_effective_bit_error_rate:%(r)s > ' + ('%g' % t.effectiveBitErrorRate)),
-          'RDMA port effective bit error rate too high.',
-          'RDMA port %s has an effective (post-FEC) bit error rate of {{ $value | humanize }} (threshold %g): errors reach the transport.' % [port, t.effectiveBitErrorRate]),
+          'The transceiver module of %s ({{ $labels.netdev }}) reported {{ $value | humanize }} {{ $labels.event }} event(s) within %s (unplug, I2C bus stuck, high temperature or bad/shorted module): expect link flaps until the module is reseated, cooled or replaced.' % [port, w.moduleEvents],
+          scope='port_netdev'),
+    // Context only (dashboards, inhibition): the error counters above count their own
+    // saturation on InfiniBand ports, port_xmit_wait is read by RdmaPortTransmitWaitHigh.
+    alert('RdmaPortCounterSaturated', 'info', 'counterSaturated',
+          fmt(|||
+            rdma_port_counters_saturated{%(sel)s} == 1
+            unless %(onPortCounter)s
+            (
+              rdma_port_counters_saturated{%(sel)s, counter=~"%(signalCounters)s"}
+              and %(onPort)s rdma_port_info{%(sel)s, link_layer="InfiniBand"}
+            )
+          ||| % v { signalCounters: std.join('|', signalCounters) }),
+          'RDMA port counter saturated.',
+          'Counter {{ $labels.counter }} of %s sits at its maximum value and no longer counts: increases of it are invisible until it is cleared.' % port,
+          scope='port'),
   ],
 
   // --- lossless/transport (R1b) ---
@@ -629,10 +792,6 @@
           'RDMA device close to its QP or MR limit.',
           'RDMA device %s has {{ $value | humanizePercentage }} of its {{ $labels.type }} limit allocated: the next job fails to create QPs or register memory (ibv_create_qp / ibv_reg_mr "Cannot allocate memory").' % dev,
           scope='device'),
-    alert('RdmaPortCounterSaturated', 'warning', 'counterSaturated',
-          fmt('rdma_port_counters_saturated{%(sel)s} == 1'),
-          'RDMA port counter saturated.',
-          'Counter {{ $labels.counter }} of %s sits at its maximum value and no longer counts: increases of it are invisible until it is cleared.' % port),
   ],
 
   local fleetAlerts = [
@@ -657,10 +816,6 @@
           fmt('device_port:rdma_rail_traffic_ratio:%(r)s < ' + ('%g' % t.railTrafficRatio)),
           'RDMA rail carries far less traffic than its siblings.',
           'RDMA port %s carries {{ $value | humanizePercentage }} of the median traffic of the rails on its node: NCCL probably stopped using this rail.' % port),
-    alert('RdmaPortTransmitWaitHigh', 'warning', 'transmitWait',
-          fmt('device_port:rdma_port_transmit_wait_ratio:%(r)s > ' + ('%g' % t.transmitWaitRatio)),
-          'InfiniBand port loses bandwidth waiting for credits.',
-          'InfiniBand port %s waited for credits (port_xmit_wait) {{ $value | humanizePercentage }} of the time: congestion downstream of the port.' % port),
   ],
 
   local exporterAlerts = [
