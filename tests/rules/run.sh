@@ -2,7 +2,7 @@
 # Rule and dashboard checks (registered in CTest as rules.*):
 #   run.sh generated   dashboards/out equals a fresh `dashboards/generate.sh` (jsonnet)
 #   run.sh check       `promtool check rules` on the shipped and the e2e rule files
-#   run.sh unit        `promtool test rules` on tests/rules/*.test.yaml
+#   run.sh unit [F..]  `promtool test rules` on tests/rules/*.test.yaml (or the files given)
 #   run.sh coverage    every alert has a firing promtool test and a docs/runbook.md section,
 #                      every runbook section is an alert, every runbook_url points at one
 #   run.sh schema      dashboards/out/dashboards/*.json type-check against npm @grafana/schema
@@ -29,8 +29,12 @@ case "${1:-}" in
     "$PROMTOOL" check rules "$rules" "$test_rules"
     ;;
   unit)
+    # run.sh unit [FILE.test.yaml ...]: the given files (CTest runs one per test, in
+    # parallel), or all of them.
     cd "$here"
-    "$PROMTOOL" test rules ./*.test.yaml
+    shift
+    if [ $# -eq 0 ]; then set -- ./*.test.yaml; fi
+    "$PROMTOOL" test rules "$@"
     ;;
   coverage)
     fail=0
