@@ -82,6 +82,20 @@
       pcieAerFatal: '0m',
       pcieAerNonFatal: '0m',
       pcieSignalIntegrity: '0m',
+      // --- rails/fleet (R2) ---
+      // A port down on a non-rail PF (storage / management NIC); rail ports use portDown.
+      nonRailPortDown: '5m',
+      // An SR-IOV VF port down while its PF is up (info; pod restarts take minutes).
+      vfPortDown: '15m',
+      // Rail ports down on many nodes of a cluster at once (one page for a leaf switch).
+      portsDownOnManyNodes: '2m',
+      fewerRails: '15m',
+      railOutlier: '15m',
+      // Fleet drift: firmware rollouts and MTU / QoS changes take hours across a fleet.
+      firmwareDrift: '6h',
+      mtuDrift: '1h',
+      ncclPriorityDrift: '1h',
+      roceChecksMissing: '30m',
     },
 
     // Windows of the count-based alerts (increase over the window).
@@ -125,6 +139,10 @@
       // A port_xmit_wait that reached its 32-bit maximum within this window on a busy port is
       // evidence of credit waiting (RdmaPortTransmitWaitHigh).
       transmitWaitSaturated: '1h',
+      // --- rails/fleet (R2) ---
+      // An SR-IOV VF down while its PF is up is reported only if the VF was up within this
+      // window (a VF never brought up is unused, not broken).
+      vfWasUp: '1h',
     },
 
     // The device / port memory forgets the devices of a node whose exporter has not been up for
@@ -251,6 +269,45 @@
       // Share of line rate a port must transmit for a port_xmit_wait that just saturated to
       // count as credit waiting (site baseline; an idle port saturating is not congestion now).
       transmitWaitSaturatedMinUtilisation: 0.05,
+
+      // --- rails/fleet (R2) ---
+      // RdmaPortsDownOnManyNodes: rail ports down on at least this many nodes of a cluster at
+      // once is one cause (leaf / spine switch, subnet manager, a rack's power or cabling) and
+      // pages once; the per-port RdmaPortDown drops to info meanwhile. Site baseline: in a
+      // rail-optimised fabric one leaf serves one rail of a whole scalable unit (16-32 nodes),
+      // while independent cable / NIC failures on 3 nodes within the same 2 minutes are rare
+      // (Llama 3: 35 switch/cable + 7 NIC interruptions in 54 days on 16K GPUs, nccl-field-guide
+      // §5.3).
+      portsDownNodes: 3,
+      // Rails every node should have (RdmaFewerRailsThanExpected); 0 = the most common rail
+      // count of the nodes of the cluster (set it on small or mixed clusters).
+      railsPerNode: 0,
+      // RdmaRailImbalance fires only on nodes where at least this share of the up rails is
+      // busy (>= railTrafficRatio of the median rail): a job on every GPU uses every rail, a
+      // job on half the GPUs only half of them (site baseline: jobs use 1, 2, 4 or 8 GPUs per
+      // node, so 3/4 busy means a full-node job with a rail left out).
+      railBusyShare: 0.75,
+      // RdmaRailOutlier: a busy rail (>= railMinBytesPerSecond) whose signal exceeds this many
+      // times the median of the node's busy rails (at least railOutlierMinRails of them) and
+      // the signal's floor. Collectives move equal bytes per rail, so a slow rail shows up as
+      // more pause, xmit_wait, CNP or errors than its siblings (nccl-field-guide §4 "per-rail
+      // skew with pauses on only some rails"); the factor and floors are site baselines (no
+      // public per-rail figure): 4x keeps normal spread between rails quiet, the floors keep
+      // noise on otherwise clean rails quiet.
+      railOutlierFactor: 4,
+      railOutlierMinRails: 3,
+      railOutlierFloors: {
+        // share of wall time paused (received / sent PFC pause), share of time waiting for
+        // credits: 2 %, a fifth of the absolute NCCL-paused threshold (ncclPauseRatio 0.1)
+        pfc_rx_pause_ratio: 0.02,
+        pfc_tx_pause_ratio: 0.02,
+        port_xmit_wait_ratio: 0.02,
+        // CNP handled / ECN-marked packets per second (the old absolute congestionSurge value)
+        rp_cnp_handled: 1000,
+        np_ecn_marked_roce_packets: 1000,
+        // errors + drops per second summed over every counter of device_port:rdma_port_errors
+        errors: 1,
+      },
     },
 
     // kube-state-metrics: nodes labelled <rdmaNodeLabel>=<rdmaNodeLabelValue> (KSM exports

@@ -240,6 +240,7 @@
   // The rail model (config.libsonnet `rails`). One info series per port joining the port
   // and device labels, then the subset of ports that are rails, then per-node rail counts.
   local portLabelsInfo = 'device_port:rdma_port_labels:info',
+  local alertLabelsInfo = 'device_port:rdma_alert_labels:info',
   local railSelected = if c.rails.selector != '' then
     '%s{physfn="", %s}' % [portLabelsInfo, c.rails.selector]
   else
@@ -278,7 +279,88 @@
       record: 'node:rdma_rails_up:sum',
       expr: fmt('sum by (%(node)s) (rdma_port_up{%(sel)s} and %(onPort)s device_port:rdma_rail:info)'),
     },
+  ] + railFleetRules,
+
+  // --- rails/fleet (R2) recording rules ---
+  local railFleetRules = [
+    {
+      // The routing labels of the alerts (withRoutingLabels below): one series per port,
+      // rail label only on rails. topk makes it unique per port even while two port-info
+      // series overlap (a renamed netdev seen by two targets), so the alerts' group_left join
+      // can never fail with "many-to-many".
+      record: alertLabelsInfo,
+      expr: |||
+        topk by (%(node)s, device, port) (1,
+          group by (%(node)s, device, port, link_layer, netdev, node_guid, rail) (
+            %(info)s * %(onPort)s group_left (rail) device_port:rdma_rail:info
+            or %(onPort)s
+            %(info)s
+          )
+        )
+      ||| % v { info: portLabelsInfo },
+    },
+    {
+      // Nodes of each cluster with at least one rail port down (or a down port the rail model
+      // cannot classify): RdmaPortsDownOnManyNodes, and RdmaPortDown's suppression.
+      record: 'cluster:rdma_nodes_with_rail_ports_down:count',
+      expr: 'count by (%s) (group by (%s) (%s))' % [c.clusterLabel, v.node, std.rstripChars(railOrUnknownDown, '\n')],
+    },
+    {
+      // The most common rail count of the cluster's nodes (RdmaFewerRailsThanExpected with
+      // railsPerNode 0): each node weighted by how many nodes share its count, the count of
+      // the most shared one.
+      record: 'cluster:rdma_rails_per_node:mode',
+      expr: |||
+        max by (%(clusterLabel)s) (
+          node:rdma_rails:count
+            and %(onNode)s
+          topk by (%(clusterLabel)s) (1,
+            count_values by (%(node)s) ("rails", node:rdma_rails:count)
+              * on (%(clusterLabel)s, rails) group_left ()
+            count_values by (%(clusterLabel)s) ("rails", node:rdma_rails:count)
+          )
+        )
+      ||| % v,
+    },
+  ] + [
+    {
+      // Rail settings that must agree across the fleet, as labels (setting, value) next to
+      // the rail's link layer: netdev MTU, verbs active MTU, the NCCL priority.
+      record: 'device_port:rdma_rail_settings:info',
+      expr: |||
+        count_values without () ("value",
+          %(metric)s{%(sel)s}
+            * %(onPort)s group_left (link_layer) %(info)s{rail!=""}
+        )
+      ||| % v { metric: st[1], info: alertLabelsInfo },
+      labels: { setting: st[0] },
+    }
+    for st in [['netdev_mtu', 'rdma_netdev_mtu_bytes'], ['active_mtu', 'rdma_port_active_mtu_bytes'], ['nccl_priority', 'rdma_nccl_priority']]
+  ] + [
+    {
+      // Most common value of each rail setting per cluster and link layer (a tie picks one).
+      record: 'cluster:rdma_rail_settings:mode',
+      expr: 'topk by (%(clusterLabel)s, link_layer, setting) (1, count by (%(clusterLabel)s, link_layer, setting, value) (device_port:rdma_rail_settings:info))' % v,
+    },
+    {
+      // Most common firmware of each NIC model (hca_type, board_id) per cluster, counted in
+      // nodes (VFs and rxe, which has no firmware, left out).
+      record: 'cluster:rdma_firmware:mode',
+      expr: 'topk by (%(clusterLabel)s, hca_type, board_id) (1, count by (%(clusterLabel)s, hca_type, board_id, fw_ver) (%(fw)s))' % v { fw: firmwarePerNode },
+    },
   ],
+  local firmwarePerNode = 'group by (%s, hca_type, board_id, fw_ver) (rdma_device_info{%s, physfn="", fw_ver!=""})' % [v.node, c.selector],
+
+  // Down ports by what they are (device_port:rdma_port_labels:info, device_port:rdma_rail:info).
+  // A port the rail model knows nothing about (no device info yet) counts as a rail: paging
+  // for it is the safe side.
+  local knownNonRail = '(%s unless %s device_port:rdma_rail:info)' % [portLabelsInfo, v.onPort],
+  local railOrUnknownDown = |||
+    rdma_port_up{%(sel)s} == 0
+      unless %(onPort)s
+    %(nonRail)s
+  ||| % v { nonRail: knownNonRail },
+  local manyNodesDown = 'cluster:rdma_nodes_with_rail_ports_down:count >= %d' % t.portsDownNodes,
 
   local priorityRules = [
     {
@@ -294,6 +376,22 @@
     { record: fmt('device_port_priority:rdma_priority_ecn_marked_packets:%(r)s'), expr: fmt('rate(rdma_priority_ecn_marked_packets_total{%(sel)s}[%(w)s])') },
   ],
 
+  // --- rails/fleet (R2): the per-rail signals of RdmaRailOutlier ---
+  // [signal, per-port expression (device, port labels)]; every name here needs a floor in
+  // thresholds.railOutlierFloors.
+  local railSignals = [
+    ['pfc_rx_pause_ratio', 'max without (netdev, priority, direction) (device_port_priority:rdma_pfc_pause_ratio:%(r)s{direction="rx"})'],
+    ['pfc_tx_pause_ratio', 'max without (netdev, priority, direction) (device_port_priority:rdma_pfc_pause_ratio:%(r)s{direction="tx"})'],
+    ['port_xmit_wait_ratio', 'device_port:rdma_port_transmit_wait_ratio:%(r)s'],
+    ['rp_cnp_handled', 'sum without (counter) (device_port:rdma_congestion_packets:%(r)s{counter="rp_cnp_handled"})'],
+    ['np_ecn_marked_roce_packets', 'sum without (counter) (device_port:rdma_congestion_packets:%(r)s{counter="np_ecn_marked_roce_packets"})'],
+    ['errors', 'sum without (counter) (device_port:rdma_port_errors:%(r)s)'],
+  ],
+  local busyRailSignal = fmt(|||
+    device_port:rdma_rail_signal:%(r)s
+      and %(onPort)s device_port:rdma_port_traffic_bytes:%(r)s >= %(railMinBytesPerSecond)g
+  |||),
+
   local nodeRules = [
     { record: fmt('node:rdma_port_data_transmitted_bytes:%(r)s'), expr: fmt('sum by (%(node)s) (device_port:rdma_port_data_transmitted_bytes:%(r)s)') },
     { record: fmt('node:rdma_port_data_received_bytes:%(r)s'), expr: fmt('sum by (%(node)s) (device_port:rdma_port_data_received_bytes:%(r)s)') },
@@ -304,25 +402,26 @@
       record: fmt('node_priority:rdma_pfc_pause_ratio:max_%(r)s'),
       expr: fmt('max by (%(node)s, priority, direction) (device_port_priority:rdma_pfc_pause_ratio:%(r)s)'),
     },
+    // --- rails/fleet (R2): rail comparisons, on the rails of the rail model only ---
     {
-      // Median load of the node's rails: up ports of physical functions (VFs are not rails).
+      // Median load of the node's up rails (storage / management NICs and VFs are not rails).
       record: fmt('node:rdma_rail_traffic_bytes:median_%(r)s'),
       expr: fmt(|||
         quantile by (%(node)s) (0.5,
           device_port:rdma_port_traffic_bytes:%(r)s
-          and %(onDev)s rdma_device_info{%(sel)s, physfn=""}
+          and %(onPort)s device_port:rdma_rail:info
           and %(onPort)s rdma_port_up{%(sel)s} == 1
         )
       |||),
     },
     {
-      // Load of each rail relative to the median rail of its node, on nodes whose rails carry
-      // traffic (rail imbalance: NCCL silently stopped using a rail).
+      // Load of each up rail relative to the median rail of its node, on nodes whose rails
+      // carry traffic (rail imbalance: NCCL silently stopped using a rail).
       record: fmt('device_port:rdma_rail_traffic_ratio:%(r)s'),
       expr: fmt(|||
         (
           device_port:rdma_port_traffic_bytes:%(r)s
-          and %(onDev)s rdma_device_info{%(sel)s, physfn=""}
+          and %(onPort)s device_port:rdma_rail:info
           and %(onPort)s rdma_port_up{%(sel)s} == 1
         )
         / %(onNode)s group_left ()
@@ -330,14 +429,96 @@
       |||),
     },
     {
-      // Median rate of the up ports of each HCA type and link layer ("the rate this kind of
-      // port normally runs at"; equal to the most common rate while most ports share it).
+      // Share of the node's up rails that are busy (>= railTrafficRatio of the median rail):
+      // 1 for a job on every GPU, ~0.5 for a job on half of them.
+      record: fmt('node:rdma_rails_busy:ratio_%(r)s'),
+      expr: fmt(|||
+        count by (%(node)s) (device_port:rdma_rail_traffic_ratio:%(r)s >= %(railTrafficRatio)g)
+          / %(onNode)s
+        count by (%(node)s) (device_port:rdma_rail_traffic_ratio:%(r)s)
+      |||),
+    },
+    {
+      // Median rate of the up rails of each HCA type and link layer in the cluster ("the rate
+      // this kind of rail normally runs at"; the most common rate while most rails share it).
+      // Rails only: a 200G storage NIC of the same HCA type beside 400G rails is not compared.
       record: 'hca_type:rdma_port_rate_bytes_per_second:median',
-      expr: fmt('quantile by (%(clusterLabel)s, hca_type, link_layer) (0.5, device_port:rdma_port_rate_bytes_per_second:by_hca_type)'),
+      expr: fmt(|||
+        quantile by (%(clusterLabel)s, hca_type, link_layer) (0.5,
+          device_port:rdma_port_rate_bytes_per_second:by_hca_type
+          and %(onPort)s device_port:rdma_rail:info
+        )
+      |||),
+    },
+    {
+      // Median rate of the node's up rails (a rail trained below its siblings).
+      record: 'node:rdma_rail_rate_bytes_per_second:median',
+      expr: fmt(|||
+        quantile by (%(node)s) (0.5,
+          device_port:rdma_port_rate_bytes_per_second:by_hca_type
+          and %(onPort)s device_port:rdma_rail:info
+        )
+      |||),
+    },
+  ] + [
+    {
+      // The signals a slow rail shows against its siblings, per rail (rail label), recorded as
+      // one family device_port:rdma_rail_signal:rate<w>{signal}.
+      record: fmt('device_port:rdma_rail_signal:%(r)s'),
+      expr: fmt(|||
+        %s
+          * %%(onPort)s group_left (rail) device_port:rdma_rail:info
+      ||| % sig[1]),
+      labels: { signal: sig[0] },
+    }
+    for sig in railSignals
+  ] + [
+    {
+      // Median of each signal over the node's busy rails (>= railMinBytesPerSecond), where at
+      // least railOutlierMinRails busy rails have it (two rails have no "odd one out").
+      record: fmt('node_signal:rdma_rail_signal:median_%(r)s'),
+      expr: |||
+        quantile by (%(node)s, signal) (0.5, %(busySignal)s)
+          and on (%(node)s, signal)
+        count by (%(node)s, signal) (%(busySignal)s) >= %(railOutlierMinRails)d
+      ||| % v { busySignal: std.rstripChars(busyRailSignal, '\n') },
     },
   ],
 
   // ---- alerts ----------------------------------------------------------------------------
+
+  // --- rails/fleet (R2): routing labels ---
+  // Every alert on a port gets link_layer, netdev, node_guid and rail (absent when the port is
+  // not a rail: Alertmanager matches rail="" for non-rail ports) from
+  // device_port:rdma_alert_labels:info; alerts on a device get node_guid. The join never loses
+  // an alert: without the info series (device info not scraped yet, a port unknown to the
+  // rail model) the alert fires with the labels of its expression alone, value unchanged.
+  // 'port_netdev' alerts keep their own netdev (a LAG slave, not the bond of the port info).
+  local routingLabels = {
+    port: ['link_layer', 'netdev', 'node_guid', 'rail'],
+    port_netdev: ['link_layer', 'node_guid', 'rail'],
+    device: ['node_guid'],
+  },
+  local indentBy(s, n) = std.join('\n' + std.repeat(' ', n), std.split(std.rstripChars(s, '\n'), '\n')),
+  local withRoutingLabels(expr, scope) =
+    if !std.objectHas(routingLabels, scope) then expr
+    else
+      local keys = if scope == 'device' then ['device'] else ['device', 'port'];
+      local on = 'on (%s)' % std.join(', ', [c.clusterLabel, c.nodeLabel] + keys);
+      local info = if scope == 'device' then
+        'group by (%s) (%s)' % [std.join(', ', [c.clusterLabel, c.nodeLabel] + keys + routingLabels[scope]), alertLabelsInfo]
+      else alertLabelsInfo;
+      |||
+        (
+          %(e)s
+        )
+          * %(on)s group_left (%(labels)s)
+        %(info)s
+        or %(on)s
+        (
+          %(e)s
+        )
+      ||| % { e: indentBy(expr, 2), on: on, labels: std.join(', ', routingLabels[scope]), info: info },
 
   local port = '{{ $labels.device }}/{{ $labels.port }} on {{ $labels.%s }}' % c.nodeLabel,
   local dev = '{{ $labels.device }} on {{ $labels.%s }}' % c.nodeLabel,
@@ -346,7 +527,7 @@
   // 'device'; 'node'; 'none': leave the labels as the expression makes them).
   local alert(name, severity, forKey, expr, summary, description, scope='none') = {
     alert: name,
-    expr: expr,
+    expr: withRoutingLabels(expr, scope),
     'for': c['for'][forKey],
     labels: { severity: severity },
     annotations: {
@@ -382,10 +563,6 @@
     sum without (netdev) (increase(rdma_netdev_carrier_down_total{%(sel)s}[%(winFlap)s])) >= %(flapLinkDowns)d
   |||),
   local linkAlerts = [
-    alert('RdmaPortDown', 'critical', 'portDown',
-          fmt('rdma_port_up{%(sel)s} == 0'),
-          'RDMA port is down.',
-          'RDMA port %s is not ACTIVE / LinkUp: NCCL cannot use this rail.' % port),
     alert('RdmaPortFlapping', 'warning', 'portFlapping',
           flapping,
           'RDMA port is flapping.',
@@ -420,14 +597,6 @@
           'RDMA link keeps going down (link_downed rising).',
           'The link of %s went down {{ $value | humanize }} times within %s ({{ $labels.counter }}), even if every drop was too short to see in a scrape.' % [port, w.linkDowned],
           scope='port'),
-    alert('RdmaPortRateBelowExpected', 'warning', 'rateBelowExpected',
-          fmt(|||
-            device_port:rdma_port_rate_bytes_per_second:by_hca_type
-              < on (%(clusterLabel)s, hca_type, link_layer) group_left ()
-            hca_type:rdma_port_rate_bytes_per_second:median
-          |||),
-          'RDMA port runs below the rate of its HCA type.',
-          'RDMA port %s ({{ $labels.hca_type }}, {{ $labels.link_layer }}) runs at {{ $value | humanize }}B/s, below the usual rate of this HCA type in the fleet: link speed or width downgraded.' % port),
     alert('RdmaPcieDowntrained', 'warning', 'pcieDowntrained',
           fmt(|||
             max without (kind) (
@@ -794,6 +963,175 @@
           scope='device'),
   ],
 
+  // --- rails/fleet (R2): port down by kind of port, one page per leaf switch, rail checks ---
+  // PF port of the parent of each VF up (label physfn = the PF's PCI address).
+  local pfUpByPhysfn = |||
+    max by (%(node)s, physfn) (
+      label_replace(
+        rdma_port_up{%(sel)s}
+          * %(onDev)s group_left (pci_address)
+        group by (%(node)s, device, pci_address) (rdma_device_info{%(sel)s, physfn=""}),
+        "physfn", "$1", "pci_address", "(.+)"
+      )
+    )
+  ||| % v,
+  local railPortDownDescription = 'RDMA port %s is not ACTIVE / LinkUp: NCCL cannot use this rail.' % port,
+  // The rails with their link layer (alert labels info restricted to rails).
+  local railLabels = '%s{rail!=""}' % alertLabelsInfo,
+
+  local railAlerts = [
+    alert('RdmaPortDown', 'critical', 'portDown',
+          |||
+            %(down)s
+              unless on (%(clusterLabel)s)
+            %(many)s
+          ||| % v { down: std.rstripChars(railOrUnknownDown, '\n'), many: manyNodesDown },
+          'RDMA port is down.',
+          railPortDownDescription, scope='port'),
+    // While a leaf switch (or the subnet manager) takes down rail ports on many nodes, the
+    // per-port alerts are context for the one RdmaPortsDownOnManyNodes page.
+    alert('RdmaPortDown', 'info', 'portDown',
+          |||
+            %(down)s
+              and on (%(clusterLabel)s)
+            %(many)s
+          ||| % v { down: std.rstripChars(railOrUnknownDown, '\n'), many: manyNodesDown },
+          'RDMA port is down (part of RdmaPortsDownOnManyNodes).',
+          railPortDownDescription + ' Rail ports are down on many nodes of the cluster at once: RdmaPortsDownOnManyNodes pages for all of them.', scope='port'),
+    alert('RdmaPortDown', 'warning', 'nonRailPortDown',
+          |||
+            rdma_port_up{%(sel)s} == 0
+              and %(onPort)s
+            (%(info)s{physfn=""} unless %(onPort)s device_port:rdma_rail:info)
+          ||| % v { info: portLabelsInfo },
+          'RDMA port that is not a rail is down.',
+          'RDMA port %s is down; it is not one of the node\'s rails (storage or management NIC, or an unused port): no NCCL rail is lost, but what uses this port (storage, checkpoints) is cut off.' % port, scope='port')
+    + { labels+: { port_kind: 'non_rail' } },
+    alert('RdmaPortDown', 'info', 'vfPortDown',
+          |||
+            (
+              (rdma_port_up{%(sel)s} == 0)
+                * %(onPort)s group_left (physfn)
+              %(info)s{physfn!=""}
+              and %(onPort)s
+              max_over_time(rdma_port_up{%(sel)s}[%(vfWasUp)s]) == 1
+            )
+            unless on (%(node)s, physfn)
+            (%(pfUp)s == 0)
+          ||| % v { info: portLabelsInfo, vfWasUp: w.vfWasUp, pfUp: std.rstripChars(pfUpByPhysfn, '\n') },
+          'SR-IOV VF port is down while its PF is up.',
+          'SR-IOV VF port %s (PF {{ $labels.physfn }}) went down while its PF is up: the VF\'s consumer (pod, VM) brought it down or lost it. Not a fabric fault; the PF\'s own alerts cover the link.' % port, scope='port')
+    + { labels+: { port_kind: 'vf' } },
+    alert('RdmaPortsDownOnManyNodes', 'critical', 'portsDownOnManyNodes',
+          manyNodesDown,
+          'RDMA rail ports are down on many nodes at once.',
+          'Rail ports are down on {{ $value }} nodes of cluster {{ $labels.%s }} at once: one common cause (a leaf or spine switch, the subnet manager, a rack\'s power or cabling), not {{ $value }} broken NICs. This is the one page; the ports are listed as RdmaPortDown with severity info.' % c.clusterLabel),
+    alert('RdmaFewerRailsThanExpected', 'warning', 'fewerRails',
+          local present = fmt('(node:rdma_rails:count or %(onNode)s (max by (%(node)s) (up{%(sel)s}) == 1) * 0)');
+          if t.railsPerNode > 0 then
+            '%d - %s > 0' % [t.railsPerNode, present]
+          else
+            'cluster:rdma_rails_per_node:mode - on (%s) group_right () %s > 0' % [c.clusterLabel, present],
+          'RDMA node has fewer rails than expected.',
+          'Node {{ $labels.%s }} has {{ $value }} rail(s) fewer than expected (%s): a NIC did not enumerate (driver, firmware, PCIe, BIOS) or its ports were never reported; NCCL runs every job on this node with fewer rails. Down rails are RdmaPortDown\'s and not counted here.' % [c.nodeLabel, if t.railsPerNode > 0 then 'railsPerNode %d' % t.railsPerNode else "the cluster's most common rail count"], scope='node'),
+    alert('RdmaPortRateBelowExpected', 'warning', 'rateBelowExpected',
+          fmt(|||
+            (
+              device_port:rdma_port_rate_bytes_per_second:by_hca_type
+                and %(onPort)s device_port:rdma_rail:info
+            )
+              < %(onNode)s group_left ()
+            node:rdma_rail_rate_bytes_per_second:median
+            or
+            (
+              device_port:rdma_port_rate_bytes_per_second:by_hca_type
+                and %(onPort)s device_port:rdma_rail:info
+            )
+              < on (%(clusterLabel)s, hca_type, link_layer) group_left ()
+            hca_type:rdma_port_rate_bytes_per_second:median
+          |||),
+          'RDMA rail runs below the rate of its sibling rails.',
+          'RDMA rail %s ({{ $labels.hca_type }}, {{ $labels.link_layer }}) runs at {{ $value | humanize }}B/s, below the median rate of the rails of its node or of the rails of its HCA type in the cluster: link speed or width downgraded.' % port, scope='port'),
+    alert('RdmaRailImbalance', 'warning', 'railImbalance',
+          fmt(|||
+            device_port:rdma_rail_traffic_ratio:%(r)s < %(railTrafficRatio)g
+              and %(onNode)s
+            node:rdma_rails_busy:ratio_%(r)s >= %(railBusyShare)g
+          |||),
+          'RDMA rail carries far less traffic than its siblings.',
+          'RDMA rail %s carries {{ $value | humanizePercentage }} of the median traffic of the rails on its node while most of its sibling rails are busy: NCCL probably stopped using this rail.' % port, scope='port'),
+    alert('RdmaRailOutlier', 'warning', 'railOutlier',
+          |||
+            (
+              %(busySignal)s
+            )
+              > on (%(node)s, signal) group_left ()
+            (%(railOutlierFactor)g * node_signal:rdma_rail_signal:median_%(r)s)
+            and
+            (
+              %(floors)s
+            )
+          ||| % v {
+            busySignal: indentBy(busyRailSignal, 2),
+            floors: std.join('\n  or\n  ', [
+              'device_port:rdma_rail_signal:%s{signal="%s"} > %g' % [v.r, sig[0], t.railOutlierFloors[sig[0]]]
+              for sig in railSignals
+            ]),
+          },
+          'One RDMA rail is far worse than its sibling rails.',
+          'RDMA rail %s shows {{ $labels.signal }} {{ printf "%%.3g" $value }} (ratios: share of time; others: per second), more than %g times the median of the busy rails of its node: collectives move equal bytes on every rail, so this rail (its link, NIC or switch path) is the slow one that holds the job back.' % [port, t.railOutlierFactor], scope='port'),
+    // The shipped DaemonSet used to run without --nccl.ib-tc and with --no-collector.verbs: no
+    // rdma_nccl_priority and no rdma_port_active_mtu_bytes, so the NCCL-priority and
+    // active-MTU checks were absent and absent read as OK.
+    alert('RdmaRoceRailChecksMissing', 'warning', 'roceChecksMissing',
+          |||
+            label_replace(
+              %(rails)s, link_layer="Ethernet"} unless %(onPort)s rdma_nccl_priority{%(sel)s},
+              "missing", "rdma_nccl_priority", "", ""
+            )
+            or
+            label_replace(
+              %(rails)s, link_layer="Ethernet"} unless %(onPort)s rdma_port_active_mtu_bytes{%(sel)s},
+              "missing", "rdma_port_active_mtu_bytes", "", ""
+            )
+          ||| % v { rails: alertLabelsInfo + '{rail!=""' },
+          'RoCE rail has no NCCL-priority or active-MTU check.',
+          'RoCE rail %s exports no {{ $labels.missing }}: its lossless-priority (PFC/ECN on the NCCL priority) or active-MTU checks do not run, and a missing check reads as OK. Start the exporter with --nccl.ib-tc=<NCCL_IB_TC> and the verbs collector on.' % port, scope='port'),
+  ],
+
+  // --- rails/fleet (R2): fleet drift (against the modes recorded in railFleetRules) ---
+  // The series of `s` whose `l` is not the cluster's most common one (`mode`, grouped by
+  // `groupBy`), with that most common value as label fleet_<l>.
+  local driftFrom(s, mode, groupBy, l) =
+    local g = std.join(', ', groupBy);
+    |||
+      (
+        %(s)s
+          unless on (%(g)s, %(l)s)
+        %(mode)s
+      )
+        * on (%(g)s) group_left (fleet_%(l)s)
+      group by (%(g)s, fleet_%(l)s) (label_replace(%(mode)s, "fleet_%(l)s", "$1", "%(l)s", "(.*)"))
+    ||| % { s: s, g: g, l: l, mode: mode },
+  local settingGroup = [c.clusterLabel, 'link_layer', 'setting'],
+  local driftAlerts = [
+    alert('RdmaFirmwareDrift', 'warning', 'firmwareDrift',
+          driftFrom(firmwarePerNode, 'cluster:rdma_firmware:mode', [c.clusterLabel, 'hca_type', 'board_id'], 'fw_ver'),
+          'RDMA NIC firmware differs from the rest of the fleet.',
+          'The {{ $labels.hca_type }} ({{ $labels.board_id }}) NICs of {{ $labels.%s }} run firmware {{ $labels.fw_ver }}, the cluster\'s NICs of that model mostly {{ $labels.fleet_fw_ver }}: a node missed a firmware rollout (or got a card from another batch); firmware fixes and defaults (congestion control, PFC watchdog) then differ between ranks of one job.' % c.nodeLabel,
+          scope='node'),
+    alert('RdmaMtuDrift', 'warning', 'mtuDrift',
+          driftFrom('device_port:rdma_rail_settings:info{setting=~"netdev_mtu|active_mtu"}', 'cluster:rdma_rail_settings:mode', settingGroup, 'value'),
+          'RDMA rail MTU differs from the rest of the fleet.',
+          'The {{ $labels.setting }} of rail %s is {{ $labels.value }} bytes, most {{ $labels.link_layer }} rails of the cluster use {{ $labels.fleet_value }}: a smaller MTU on one hop makes RoCE QPs time out on their first large message or caps the path MTU of every QP through it (nccl-field-guide #1, NCCL-709).' % port,
+          scope='port_netdev'),
+    alert('RdmaNcclPriorityDrift', 'warning', 'ncclPriorityDrift',
+          driftFrom('device_port:rdma_rail_settings:info{setting="nccl_priority"}', 'cluster:rdma_rail_settings:mode', settingGroup, 'value'),
+          'NCCL traffic class maps to a different priority on this rail.',
+          'NCCL_IB_TC maps to priority {{ $labels.value }} on rail %s, to {{ $labels.fleet_value }} on most rails of the cluster: the DSCP-to-priority map of this port differs, so its NCCL traffic is not on the lossless (PFC) priority of the fabric.' % port,
+          scope='port_netdev'),
+  ],
+
   local fleetAlerts = [
     alert('RdmaDeviceDisappeared', 'warning', 'disappeared',
           fmt(|||
@@ -802,7 +1140,7 @@
             and %(onNode)s up{%(sel)s} == 1
           |||),
           'RDMA device disappeared.',
-          'RDMA device %s was reported by the exporter before and is gone now while the exporter runs: HCA lost (driver, firmware, PCIe) or filtered. The alert lasts until the device is back or its removal is acknowledged (forgetDevices in the mixin config).' % dev),
+          'RDMA device %s was reported by the exporter before and is gone now while the exporter runs: HCA lost (driver, firmware, PCIe) or filtered. The alert lasts until the device is back or its removal is acknowledged (forgetDevices in the mixin config).' % dev, scope='device'),
     alert('RdmaPortDisappeared', 'warning', 'disappeared',
           fmt(|||
             device_port:rdma_port_expected:last_monitored_timestamp_seconds
@@ -811,11 +1149,7 @@
             and %(onNode)s up{%(sel)s} == 1
           |||),
           'RDMA port disappeared.',
-          'RDMA port %s was reported by the exporter before and is gone now although its device is still there. The alert lasts until the port is back or its removal is acknowledged (forgetDevices in the mixin config).' % port),
-    alert('RdmaRailImbalance', 'warning', 'railImbalance',
-          fmt('device_port:rdma_rail_traffic_ratio:%(r)s < ' + ('%g' % t.railTrafficRatio)),
-          'RDMA rail carries far less traffic than its siblings.',
-          'RDMA port %s carries {{ $value | humanizePercentage }} of the median traffic of the rails on its node: NCCL probably stopped using this rail.' % port),
+          'RDMA port %s was reported by the exporter before and is gone now although its device is still there. The alert lasts until the port is back or its removal is acknowledged (forgetDevices in the mixin config).' % port, scope='port'),
   ],
 
   local exporterAlerts = [
@@ -829,19 +1163,19 @@
             ) > %(pct)s
           ||| % { by: std.join(', ', [c.clusterLabel] + c.exporterDownGroupLabels), sel: c.selector, pct: c.exporterDownPercent },
           'rdma_exporter targets are down.',
-          '{{ $value | humanize }}%% of the rdma_exporter targets of job {{ $labels.job }} (namespace {{ $labels.namespace }}, service {{ $labels.service }}) cannot be scraped: the RDMA fabric of those nodes is not monitored. Which ones: up{%s} == 0.' % c.selector),
+          '{{ $value | humanize }}%% of the rdma_exporter targets of job {{ $labels.job }} (namespace {{ $labels.namespace }}, service {{ $labels.service }}) cannot be scraped: the RDMA fabric of those nodes is not monitored. Which ones: up{%s} == 0.' % c.selector, scope='none'),
     alert('RdmaExporterPollStale', 'warning', 'exporterPollStale',
           fmt('time() - rdma_exporter_last_poll_timestamp_seconds{%(sel)s} > %(pollStaleSeconds)d'),
           'rdma_exporter serves stale data.',
-          'The last poll of rdma_exporter on {{ $labels.%s }} finished {{ $value | humanizeDuration }} ago: the poller is stuck.' % c.nodeLabel),
+          'The last poll of rdma_exporter on {{ $labels.%s }} finished {{ $value | humanizeDuration }} ago: the poller is stuck.' % c.nodeLabel, scope='node'),
     alert('RdmaExporterCollectorFailing', 'warning', 'collectorFailing',
           fmt('rdma_exporter_collector_success{%(sel)s} == 0'),
           'rdma_exporter collector failing.',
-          'Collector {{ $labels.collector }} of rdma_exporter on {{ $labels.%s }} fails: its metrics are missing.' % c.nodeLabel),
+          'Collector {{ $labels.collector }} of rdma_exporter on {{ $labels.%s }} fails: its metrics are missing.' % c.nodeLabel, scope='node'),
     alert('RdmaExporterReadErrors', 'info', 'readErrors',
           fmt('rate(rdma_exporter_read_errors_total{%(sel)s}[%(w)s]) > 0'),
           'rdma_exporter read errors.',
-          'Collector {{ $labels.collector }} of rdma_exporter on {{ $labels.%s }} keeps failing to read files (reason {{ $labels.reason }}): some series are missing.' % c.nodeLabel),
+          'Collector {{ $labels.collector }} of rdma_exporter on {{ $labels.%s }} keeps failing to read files (reason {{ $labels.reason }}): some series are missing.' % c.nodeLabel, scope='node'),
   ],
 
   // The node name the exporter's `up` carries, under the label kube-state-metrics uses.
@@ -862,7 +1196,7 @@
             kube_node_status_allocatable{%(ksmSelector)s, resource="%(ksmHcaResource)s"} > 0
           ||| % c { ksmHcaResource: ksmResource(c.hcaResource) },
           'RDMA node has no allocatable HCA.',
-          'Node {{ $labels.%s }} is labelled rdma=true but has no allocatable %s: the RDMA device plugin is not running there or found no HCA; RDMA pods cannot be scheduled on it.' % [c.ksmNodeLabel, c.hcaResource]),
+          'Node {{ $labels.%s }} is labelled rdma=true but has no allocatable %s: the RDMA device plugin is not running there or found no HCA; RDMA pods cannot be scheduled on it.' % [c.ksmNodeLabel, c.hcaResource], scope='none'),
     // A node meant for RDMA without any exporter target: DaemonSet pod not scheduled (taint,
     // nodeSelector, quota) or not discovered. RdmaExporterDown only sees targets that exist.
     alert('RdmaExporterTargetMissing', 'warning', 'exporterTargetMissing',
@@ -872,7 +1206,7 @@
             %(up)s
           ||| % c { up: upByNodeName },
           'RDMA node has no rdma_exporter target.',
-          'Node {{ $labels.%s }} is labelled rdma=true but Prometheus has no rdma_exporter target for it (no up{%s} naming the node): its RDMA fabric is not monitored at all.' % [c.ksmNodeLabel, c.selector]),
+          'Node {{ $labels.%s }} is labelled rdma=true but Prometheus has no rdma_exporter target for it (no up{%s} naming the node): its RDMA fabric is not monitored at all.' % [c.ksmNodeLabel, c.selector], scope='none'),
   ],
 
   // Alerts on the exporter's series keep firing for keepFiringFor after their condition ends,
@@ -889,15 +1223,19 @@
       { name: 'rdma_exporter.rail.rules', rules: railRules },
       { name: 'rdma_exporter.priority.rules', rules: priorityRules },
       { name: 'rdma_exporter.node.rules', rules: nodeRules },
-      { name: 'rdma_exporter.transport.rules', rules: transportRules },
     ],
   },
   prometheusAlerts+:: {
     groups+: [
+      { name: 'rdma_exporter.rail.alerts', rules: keepFiring(railAlerts) },
       { name: 'rdma_exporter.link.alerts', rules: keepFiring(linkAlerts) },
       { name: 'rdma_exporter.lossless.alerts', rules: keepFiring(losslessAlerts) },
-      { name: 'rdma_exporter.transport.alerts', rules: keepFiring(transportAlerts) },
-      { name: 'rdma_exporter.fleet.alerts', rules: keepFiring(fleetAlerts) },
+      // The retry recording rules evaluate in the alerts' own group, just before them: rules
+      // of one group run in order, groups concurrently, so an alert reading another group's
+      // fresh recording could see the previous evaluation (a ramping retry count paged or
+      // warned one evaluation late, and promtool tests flaked).
+      { name: 'rdma_exporter.transport.alerts', rules: transportRules + keepFiring(transportAlerts) },
+      { name: 'rdma_exporter.fleet.alerts', rules: keepFiring(fleetAlerts + driftAlerts) },
       { name: 'rdma_exporter.exporter.alerts', rules: exporterAlerts },
       { name: 'rdma_exporter.kubernetes.alerts', rules: kubernetesAlerts },
     ],
