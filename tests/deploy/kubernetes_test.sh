@@ -3,7 +3,8 @@
 # committed files, renders every overlay with `kubectl kustomize`, then checks every rendered
 # document with yamllint, kubernetes-models validate(), a strict TypeScript type-check (unknown
 # fields), the deployment policy (policy.mjs) and `promtool check rules` on each PrometheusRule.
-# Deliberately broken manifests (tests/deploy/invalid) must be rejected.
+# Deliberately broken manifests (tests/deploy/invalid) must be rejected, and so must edits of
+# the rendered DaemonSet that lose the NCCL-TC or verbs checks (policy self-test).
 # Usage: kubernetes_test.sh SOURCE_DIR WORK_DIR   (npm packages are installed with `npm ci` into
 # WORK_DIR/tools; KUBECTL, PROMTOOL override the tools found on PATH; KUBECTL_COMPARE=path of a
 # second kubectl also renders every overlay with it and requires identical output).
@@ -75,12 +76,13 @@ for o in $overlays; do
 done
 node "$TOOLS/validate.mjs" "$WORK/rules" "$WORK"/rendered/*.yaml || fail=1
 
-# The operator overlays carry the generated rules and dashboards, when there are any.
+# The operator overlays carry the generated rules and dashboards, when there are any (the
+# base has a ConfigMap of its own: dashboards are the ConfigMaps labelled grafana_dashboard).
 for o in operator operator-podmonitor tls; do
-  for kind in PrometheusRule ConfigMap; do
-    if grep -q "^kind: $kind" "$K8S/generated"/*.yaml 2>/dev/null &&
-      ! grep -q "^kind: $kind" "$WORK/rendered/$o.yaml"; then
-      echo "FAIL: overlay $o has no $kind from generated/"
+  for mark in '^kind: PrometheusRule' 'grafana_dashboard: "1"'; do
+    if grep -q "$mark" "$K8S/generated"/*.yaml 2>/dev/null &&
+      ! grep -q "$mark" "$WORK/rendered/$o.yaml"; then
+      echo "FAIL: overlay $o has no '$mark' from generated/"
       fail=1
     fi
   done
@@ -105,8 +107,36 @@ done
 node "$TOOLS/validate.mjs" --expect-invalid "$WORK/rules-invalid" "$SRC"/tests/deploy/invalid/*.yaml ||
   { echo "FAIL: a broken manifest in tests/deploy/invalid was accepted"; fail=1; }
 
+# The policy rejects a DaemonSet that would lose the NCCL-priority or active-MTU checks: each
+# edit of the rendered plain overlay alone must fail it.
+bad=$WORK/policy-invalid
+rm -rf "$bad"
+mkdir -p "$bad"
+# shellcheck disable=SC2016  # $(NCCL_IB_TC) is the Kubernetes reference, not the shell's
+mutations=(
+  'no-tc|/--nccl.ib-tc=/d'
+  'tc-hardcoded|s/--nccl.ib-tc=$(NCCL_IB_TC)/--nccl.ib-tc=128/'
+  'tc-other-key|s/key: NCCL_IB_TC/key: TC/'
+  'tc-out-of-range|s/NCCL_IB_TC: "128"/NCCL_IB_TC: "256"/'
+  'verbs-off|s/- --poll-interval=10s/- --no-collector.verbs/'
+  'no-hca|s|rdma/hca_shared_devices_a:|rdma/other:|'
+)
+for m in "${mutations[@]}"; do
+  name=${m%%|*}
+  sed "${m#*|}" "$WORK/rendered/plain.yaml" >"$bad/$name.yaml"
+  if cmp -s "$WORK/rendered/plain.yaml" "$bad/$name.yaml"; then
+    echo "FAIL: policy self-test $name: the edit changed nothing (stale pattern)"
+    fail=1
+  elif node "$TOOLS/policy.mjs" "$bad/$name.yaml" 2>"$bad/$name.err"; then
+    echo "FAIL: policy accepted $name"
+    fail=1
+  else
+    echo "policy rejects $name: $(head -1 "$bad/$name.err" | sed 's/.*policy: //')"
+  fi
+done
+
 if [ "$fail" -ne 0 ]; then
   echo "kubernetes manifests: FAILED"
   exit 1
 fi
-echo "kubernetes manifests: all overlays ("$overlays") valid"
+echo "kubernetes manifests: all overlays (${overlays//$'\n'/ }) valid"

@@ -48,6 +48,36 @@ if (ds) {
     need(ex.livenessProbe?.httpGet?.path === "/-/healthy", "liveness probe /-/healthy");
     need(ex.readinessProbe?.httpGet?.path === "/-/ready", "readiness probe /-/ready");
   }
+  if (ex) checkRoceChecks(ex);
+}
+
+// Without --nccl.ib-tc and the verbs collector the NCCL-priority and active-MTU checks do not
+// exist, and an absent check reads as OK: the TC comes from the ConfigMap (one place), verbs
+// is on and the pod gets the uverbs device nodes from the RDMA shared device plugin.
+function checkRoceChecks(ex) {
+  const args = ex.args ?? [];
+  const tcArgs = args.filter((a) => a.startsWith("--nccl.ib-tc"));
+  need(tcArgs.length === 1 && tcArgs[0] === "--nccl.ib-tc=$(NCCL_IB_TC)",
+    "exporter: one --nccl.ib-tc=$(NCCL_IB_TC)");
+  const env = (ex.env ?? []).find((e) => e.name === "NCCL_IB_TC");
+  const ref = env?.valueFrom?.configMapKeyRef;
+  need(ref?.name === "rdma-exporter-config" && ref?.key === "NCCL_IB_TC" && ref?.optional !== true,
+    "exporter: env NCCL_IB_TC from ConfigMap rdma-exporter-config, key NCCL_IB_TC, not optional");
+  const cm = docs.find((d) => d?.kind === "ConfigMap" && d.metadata?.name === "rdma-exporter-config");
+  const tc = cm?.data?.NCCL_IB_TC;
+  need(/^\d{1,3}$/.test(tc ?? "") && Number(tc) <= 255,
+    "ConfigMap rdma-exporter-config: NCCL_IB_TC is 0..255");
+  need(cm?.metadata?.namespace === ds.metadata?.namespace,
+    "ConfigMap rdma-exporter-config in the DaemonSet's namespace");
+  // The exporter's rule: the last --[no-]collector.verbs[=true|false] wins; default on.
+  let verbs = true;
+  for (const a of args) {
+    const m = /^--(no-)?collector\.verbs(?:=(true|false))?$/.exec(a);
+    if (m) verbs = (m[2] !== "false") !== Boolean(m[1]);
+  }
+  need(verbs, "exporter: verbs collector not disabled");
+  need(String(ex.resources?.limits?.["rdma/hca_shared_devices_a"]) === "1",
+    'exporter: limit rdma/hca_shared_devices_a: "1" (the uverbs device nodes)');
 }
 for (const b of bad) console.error(`${file}: policy: ${b}`);
 process.exit(bad.length ? 1 : 0);
