@@ -334,8 +334,8 @@ struct ExactStat {
 };
 
 constexpr ExactStat kExactStats[] = {
-    {"tx_pause_storm_warning_events", kPfcStormEvents, "severity", "warning", 1, false},
-    {"tx_pause_storm_error_events", kPfcStormEvents, "severity", "error", 1, false},
+    {"tx_pause_storm_warning_events", kPfcStormEvents, "level", "warning", 1, false},
+    {"tx_pause_storm_error_events", kPfcStormEvents, "level", "error", 1, false},
     {"rx_global_pause", kGlobalPauseFrames, "direction", "rx", 1, false},
     {"tx_global_pause", kGlobalPauseFrames, "direction", "tx", 1, false},
     {"rx_global_pause_duration", kGlobalPauseDuration, "direction", "rx", kMicroseconds, false},

@@ -73,14 +73,16 @@ bool PcieCollector::Collect(const Inventory& inventory, CollectContext& ctx, Met
           "PCIe link width of the device's PCI function in lanes, current and max.", labels);
     }
     ExportUpstream(ctx, sink, device);
-    for (const char* severity : {"correctable", "nonfatal", "fatal"}) {
-      std::string file = JoinPath(pci, std::string("aer_dev_") + severity);
+    for (const char* aer_class : {"correctable", "nonfatal", "fatal"}) {
+      std::string file = JoinPath(pci, std::string("aer_dev_") + aer_class);
       if (!ctx.ReadOptional(file, &value)) continue;  // no AER capability: no files
       if (auto total = ParseAerTotal(value)) {
         sink.Counter(metric::kPcieAerErrors,
                      "PCIe Advanced Error Reporting errors of the device's PCI function, by "
-                     "severity (correctable, nonfatal, fatal).",
-                     With(DeviceLabels(device), "severity", severity), static_cast<double>(*total));
+                     "class (correctable, nonfatal, fatal).",
+                     // `class`, not AER's own word `severity`: that is the alert routing label,
+                     // and a metric label of that name collides with it in every rule.
+                     With(DeviceLabels(device), "class", aer_class), static_cast<double>(*total));
       } else {
         ctx.Malformed(file, value);
       }

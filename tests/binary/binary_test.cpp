@@ -308,8 +308,8 @@ TEST(Binary, PfcStormScenarioShowsPauseTimeAndStormEvents) {
   std::string text = demo.Metrics();
   EXPECT_GT(SampleValue(text, series), before + 0.3);  // paused for much of the 1.5 s
   EXPECT_GT(
-      SampleValue(text, "rdma_pfc_storm_events_total{" + kRocePort + ",severity=\"warning\"}"), 0);
-  EXPECT_GT(SampleValue(text, "rdma_pfc_storm_events_total{" + kRocePort + ",severity=\"error\"}"),
+      SampleValue(text, "rdma_pfc_storm_events_total{" + kRocePort + ",level=\"warning\"}"), 0);
+  EXPECT_GT(SampleValue(text, "rdma_pfc_storm_events_total{" + kRocePort + ",level=\"error\"}"),
             0);
 }
 

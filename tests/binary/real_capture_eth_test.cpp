@@ -105,8 +105,8 @@ struct ExpectedMapping {
 
 std::optional<ExpectedMapping> ExpectedExactMapping(const std::string& stat) {
   static const std::map<std::string, ExpectedMapping> kTable = {
-      {"tx_pause_storm_warning_events", {"rdma_pfc_storm_events_total", {{"severity", "warning"}}}},
-      {"tx_pause_storm_error_events", {"rdma_pfc_storm_events_total", {{"severity", "error"}}}},
+      {"tx_pause_storm_warning_events", {"rdma_pfc_storm_events_total", {{"level", "warning"}}}},
+      {"tx_pause_storm_error_events", {"rdma_pfc_storm_events_total", {{"level", "error"}}}},
       {"rx_global_pause", {"rdma_global_pause_frames_total", {{"direction", "rx"}}}},
       {"tx_global_pause", {"rdma_global_pause_frames_total", {{"direction", "tx"}}}},
       {"link_down_events_phy", {"rdma_phy_link_down_events_total", {}}},

@@ -704,7 +704,7 @@ TEST(PcieCollector, Gen4X16LinkAndAerTotals) {
   EXPECT_EQ(Value(r.families, "rdma_pcie_link_width_lanes", kind("mlx5_0", "current")), 16);
   EXPECT_EQ(Value(r.families, "rdma_pcie_link_width_lanes", kind("mlx5_0", "max")), 16);
   auto sev = [](const std::string& s) -> LabelMap {
-    return {{"device", "mlx5_0"}, {"severity", s}};
+    return {{"device", "mlx5_0"}, {"class", s}};
   };
   EXPECT_EQ(Value(r.families, "rdma_pcie_aer_errors_total", sev("correctable")), 3);
   EXPECT_EQ(Value(r.families, "rdma_pcie_aer_errors_total", sev("nonfatal")), 1);

@@ -281,8 +281,8 @@ TEST(EthtoolCollector, PfcPriority3PauseFramesDurationsAndTransitions) {
   EXPECT_EQ(Count(p.families, "rdma_pfc_pause_transitions_total"), 1u);
   EXPECT_EQ(LabelValues(p.families, "rdma_pfc_pause_transitions_total", "direction").size(), 0u);
 
-  EXPECT_EQ(Value(p.families, "rdma_pfc_storm_events_total", Pf({{"severity", "warning"}})), 3);
-  EXPECT_EQ(Value(p.families, "rdma_pfc_storm_events_total", Pf({{"severity", "error"}})), 1);
+  EXPECT_EQ(Value(p.families, "rdma_pfc_storm_events_total", Pf({{"level", "warning"}})), 3);
+  EXPECT_EQ(Value(p.families, "rdma_pfc_storm_events_total", Pf({{"level", "error"}})), 1);
   // Global pause is off in this capture.
   EXPECT_EQ(Find(p.families, "rdma_global_pause_frames_total"), nullptr);
   EXPECT_EQ(Find(p.families, "rdma_global_pause_duration_seconds_total"), nullptr);

@@ -397,7 +397,9 @@ void EthPfcTick(Port& p, double dt) {
   }
   if (r.Chance(0.05)) BumpEth(p, PrioName(kRxPrioMarked, kDataPrio), r.Uniform(1, 50));
   if (r.Chance(0.002)) BumpEth(p, PrioName(kRxPrioCongDiscard, kDataPrio), 1);
-  if (r.Chance(0.002)) BumpEth(p, PrioName(kRxPrioBufDiscard, kDataPrio), 1);
+  // A rare buffer discard lands on the lossy default priority 0: on the lossless NCCL priority it
+  // is a fault (RdmaLosslessPriorityDiscards), which the healthy fabric must not show.
+  if (r.Chance(0.002)) BumpEth(p, PrioName(kRxPrioBufDiscard, 0), 1);
 }
 
 // One tick of the physical layer and PCIe statistics of a RoCE PF port.

@@ -132,11 +132,11 @@ BySubject<StormPort> StormPorts(NodeView& v) {
   for (const auto& s : AllSamples(v.now, metric::kPfcStormEvents)) {
     StormPort& port = ports[SubjectFor(v, s.labels)];
     double before = SampleValue(v.before, metric::kPfcStormEvents, s.labels).value_or(s.value);
-    std::string severity = LabelOf(s.labels, "severity");
+    std::string level = LabelOf(s.labels, "level");
     if (s.value > before) {
-      port.recent.push_back(Number(s.value - before) + " " + severity);
+      port.recent.push_back(Number(s.value - before) + " " + level);
     } else if (s.value > 0) {
-      port.earlier.push_back(Number(s.value) + " " + severity);
+      port.earlier.push_back(Number(s.value) + " " + level);
     }
   }
   // A port paused most of the window is in a storm even before the watchdog counts one.
@@ -250,7 +250,7 @@ class ErrorScan {
       auto before = SampleValue(v_.before, family, s.labels);
       if (!before || s.value <= *before) continue;
       Status status = level;
-      if (family == metric::kPcieAerErrors && LabelOf(s.labels, "severity") == "fatal") {
+      if (family == metric::kPcieAerErrors && LabelOf(s.labels, "class") == "fatal") {
         status = Status::kFail;
       }
       Port& port = ports_[SubjectFor(v_, s.labels)];
