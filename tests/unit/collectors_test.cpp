@@ -703,9 +703,7 @@ TEST(PcieCollector, Gen4X16LinkAndAerTotals) {
   EXPECT_EQ(Value(r.families, "rdma_pcie_link_transfers_per_second", kind("mlx5_0", "max")), 16e9);
   EXPECT_EQ(Value(r.families, "rdma_pcie_link_width_lanes", kind("mlx5_0", "current")), 16);
   EXPECT_EQ(Value(r.families, "rdma_pcie_link_width_lanes", kind("mlx5_0", "max")), 16);
-  auto sev = [](const std::string& s) -> LabelMap {
-    return {{"device", "mlx5_0"}, {"class", s}};
-  };
+  auto sev = [](const std::string& s) -> LabelMap { return {{"device", "mlx5_0"}, {"class", s}}; };
   EXPECT_EQ(Value(r.families, "rdma_pcie_aer_errors_total", sev("correctable")), 3);
   EXPECT_EQ(Value(r.families, "rdma_pcie_aer_errors_total", sev("nonfatal")), 1);
   EXPECT_EQ(Value(r.families, "rdma_pcie_aer_errors_total", sev("fatal")), 0);

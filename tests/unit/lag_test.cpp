@@ -219,13 +219,11 @@ TEST(LagEthtool, EachSlaveIsReadWithItsOwnValuesAndTheBondLabel) {
   EXPECT_EQ(pause(kSlave0), 18225);
   EXPECT_EQ(pause(kSlave1), 36448);
   EXPECT_EQ(
-      Value(result.families, "rdma_pfc_storm_events_total", With(kSlave0, "level", "warning")),
-      0);
+      Value(result.families, "rdma_pfc_storm_events_total", With(kSlave0, "level", "warning")), 0);
   EXPECT_EQ(
-      Value(result.families, "rdma_pfc_storm_events_total", With(kSlave1, "level", "warning")),
-      5);
-  EXPECT_EQ(
-      Value(result.families, "rdma_pfc_storm_events_total", With(kSlave1, "level", "error")), 2);
+      Value(result.families, "rdma_pfc_storm_events_total", With(kSlave1, "level", "warning")), 5);
+  EXPECT_EQ(Value(result.families, "rdma_pfc_storm_events_total", With(kSlave1, "level", "error")),
+            2);
   EXPECT_EQ(Value(result.families, "rdma_phy_crc_errors_total", kSlave0), 18);
   EXPECT_EQ(Value(result.families, "rdma_phy_crc_errors_total", kSlave1), 34);
   EXPECT_EQ(Value(result.families, "rdma_nic_receive_out_of_buffer_total", kSlave1), 2000);
