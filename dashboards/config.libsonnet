@@ -3,7 +3,7 @@
 // { _config+:: { ... } }`, then regenerate (see README.md in this directory).
 //
 // Thresholds marked "site baseline" have no public reference value
-// (/work/shared/reference/nccl-field-guide.md §3): calibrate them on your fleet.
+// (the team's NCCL field guide, §3): calibrate them on your fleet.
 {
   _config+:: {
     // Series of the exporter, as Prometheus scrapes it.
