@@ -58,14 +58,14 @@
       moduleEvents: '0m',
       losslessDiscards: '5m',
       receiveDiscards: '10m',
-      // --- lossless/transport (R1b) ---
+      // --- lossless/transport ---
       pfcStormWarning: '0m',
       rnrRetries: '0m',
       // Configuration states: long enough to ride out a `mlnx_qos` / driver reload sequence.
       pfcWithoutEcn: '15m',
       ecnWithoutCnp: '15m',
       resourcesNearLimit: '10m',
-      // --- link/physical (R1a) ---
+      // --- link/physical ---
       // Any link drop (the window windows.linkDownedOnce holds it); 5m as linkDownedRising.
       linkDowned: '5m',
       // Post-FEC BER: the ticket reads a 1h rate (a short `for` only rides out scrape gaps);
@@ -82,7 +82,7 @@
       pcieAerFatal: '0m',
       pcieAerNonFatal: '0m',
       pcieSignalIntegrity: '0m',
-      // --- rails/fleet (R2) ---
+      // --- rails/fleet ---
       // A port down on a non-rail PF (storage / management NIC); rail ports use portDown.
       nonRailPortDown: '5m',
       // An SR-IOV VF port down while its PF is up (info; pod restarts take minutes).
@@ -113,7 +113,7 @@
       // Per-lane raw PHY errors and transceiver module events (increase over the window).
       laneErrors: '1h',
       moduleEvents: '1h',
-      // --- lossless/transport (R1b) ---
+      // --- lossless/transport ---
       // Short window of the full-pause page of RdmaPfcStorm. Assumes a scrape interval <= 15s
       // (>= 4 samples per window); with a 30s or 60s scrape set it to 2m / 4m (pages later).
       pfcStormFast: '1m',
@@ -121,7 +121,7 @@
       // step of this window (retries in each 5m window for ~20 min: a broken path, not a peer
       // that died once; NCCL gives up on a dead peer within ~34 s, field guide §2).
       transportSustained: '20m',
-      // --- link/physical (R1a) ---
+      // --- link/physical ---
       // A single link drop stays visible (RdmaLinkDowned) this long.
       linkDownedOnce: '1h',
       // Post-FEC BER ticket window: long enough that a handful of errors at NDR is measurable
@@ -139,7 +139,7 @@
       // A port_xmit_wait that reached its 32-bit maximum within this window on a busy port is
       // evidence of credit waiting (RdmaPortTransmitWaitHigh).
       transmitWaitSaturated: '1h',
-      // --- rails/fleet (R2) ---
+      // --- rails/fleet ---
       // An SR-IOV VF down while its PF is up is reported only if the VF was up within this
       // window (a VF never brought up is unused, not broken).
       vfWasUp: '1h',
@@ -210,7 +210,7 @@
       // rx_discards_phy per second (site baseline; lossy traffic classes may drop by design).
       // Discards on a PFC-enabled priority alert at any rate.
       receiveDiscardsPerSecond: 10,
-      // --- lossless/transport (R1b) ---
+      // --- lossless/transport ---
       // RdmaPfcStorm full pause: share of wall time the NIC sends pause within
       // windows.pfcStormFast (field guide #6: rate(tx_prio3_pause_duration[1m]) > 9e5 µs/s).
       pfcStormFullPauseRatio: 0.9,
@@ -241,7 +241,7 @@
       // QPs / MRs allocated as a share of the device limit (site baseline: 10 % headroom for
       // the next job; exhaustion fails ibv_create_qp / ibv_reg_mr, field guide #12).
       resourceUsageRatio: 0.9,
-      // --- link/physical (R1a) ---
+      // --- link/physical ---
       // Effective (post-FEC) bit error rate, errors per bit of line rate (InfiniBand
       // symbol_error, on HDR/NDR the errors left after FEC; Ethernet rx_pcs_symbol_err_phy).
       // Drain (critical) above 1e-12: ibdiagnet's BER threshold, NVIDIA's cable guidance
@@ -270,7 +270,7 @@
       // count as credit waiting (site baseline; an idle port saturating is not congestion now).
       transmitWaitSaturatedMinUtilisation: 0.05,
 
-      // --- rails/fleet (R2) ---
+      // --- rails/fleet ---
       // RdmaPortsDownOnManyNodes: rail ports down on at least this many nodes of a cluster at
       // once is one cause (leaf / spine switch, subnet manager, a rack's power or cabling) and
       // pages once; the per-port RdmaPortDown drops to info meanwhile. Site baseline: in a

@@ -14,7 +14,7 @@
     winInventoryCarry: w.inventoryCarry,
     winLaneErrors: w.laneErrors,
     winModuleEvents: w.moduleEvents,
-    // --- link/physical (R1a) ---
+    // --- link/physical ---
     winLinkDownedOnce: w.linkDownedOnce,
     winBerTicket: w.bitErrorRateTicket,
     winPreFecRange: w.preFecBaselineRange,
@@ -281,7 +281,7 @@
     },
   ] + railFleetRules,
 
-  // --- rails/fleet (R2) recording rules ---
+  // --- rails/fleet recording rules ---
   local railFleetRules = [
     {
       // The routing labels of the alerts (withRoutingLabels below): one series per port,
@@ -376,7 +376,7 @@
     { record: fmt('device_port_priority:rdma_priority_ecn_marked_packets:%(r)s'), expr: fmt('rate(rdma_priority_ecn_marked_packets_total{%(sel)s}[%(w)s])') },
   ],
 
-  // --- rails/fleet (R2): the per-rail signals of RdmaRailOutlier ---
+  // --- rails/fleet: the per-rail signals of RdmaRailOutlier ---
   // [signal, per-port expression (device, port labels)]; every name here needs a floor in
   // thresholds.railOutlierFloors.
   local railSignals = [
@@ -402,7 +402,7 @@
       record: fmt('node_priority:rdma_pfc_pause_ratio:max_%(r)s'),
       expr: fmt('max by (%(node)s, priority, direction) (device_port_priority:rdma_pfc_pause_ratio:%(r)s)'),
     },
-    // --- rails/fleet (R2): rail comparisons, on the rails of the rail model only ---
+    // --- rails/fleet: rail comparisons, on the rails of the rail model only ---
     {
       // Median load of the node's up rails (storage / management NICs and VFs are not rails).
       record: fmt('node:rdma_rail_traffic_bytes:median_%(r)s'),
@@ -487,7 +487,7 @@
 
   // ---- alerts ----------------------------------------------------------------------------
 
-  // --- rails/fleet (R2): routing labels ---
+  // --- rails/fleet: routing labels ---
   // Every alert on a port gets link_layer, netdev, node_guid and rail (absent when the port is
   // not a rail: Alertmanager matches rail="" for non-rail ports) from
   // device_port:rdma_alert_labels:info; alerts on a device get node_guid. The join never loses
@@ -537,7 +537,7 @@
     },
   },
 
-  // --- link/physical (R1a) ---
+  // --- link/physical ---
   // PMA error counters the link alerts read as signals, their saturation included (on
   // InfiniBand ports): a saturated counter reads a rate of 0 and would hide a bad link.
   local signalCounters = ['symbol_error', 'link_downed', 'link_error_recovery', 'port_rcv_errors', 'port_xmit_discards'],
@@ -749,7 +749,7 @@
           scope='port'),
   ],
 
-  // --- lossless/transport (R1b) ---
+  // --- lossless/transport ---
   // Minutes of a Prometheus duration in whole minutes or hours ('20m', '1h').
   local durationMinutes(d) =
     local n = std.parseInt(std.substr(d, 0, std.length(d) - 1));
@@ -963,7 +963,7 @@
           scope='device'),
   ],
 
-  // --- rails/fleet (R2): port down by kind of port, one page per leaf switch, rail checks ---
+  // --- rails/fleet: port down by kind of port, one page per leaf switch, rail checks ---
   // PF port of the parent of each VF up (label physfn = the PF's PCI address).
   local pfUpByPhysfn = |||
     max by (%(node)s, physfn) (
@@ -1099,7 +1099,7 @@
           'RoCE rail %s exports no {{ $labels.missing }}: its lossless-priority (PFC/ECN on the NCCL priority) or active-MTU checks do not run, and a missing check reads as OK. Start the exporter with --nccl.ib-tc=<NCCL_IB_TC> and the verbs collector on.' % port, scope='port'),
   ],
 
-  // --- rails/fleet (R2): fleet drift (against the modes recorded in railFleetRules) ---
+  // --- rails/fleet: fleet drift (against the modes recorded in railFleetRules) ---
   // The series of `s` whose `l` is not the cluster's most common one (`mode`, grouped by
   // `groupBy`), with that most common value as label fleet_<l>.
   local driftFrom(s, mode, groupBy, l) =
