@@ -198,6 +198,15 @@ class ExporterPair:
         os.rename(tmp, self.scenario_file)
 
 
+class QuietServer(http.server.ThreadingHTTPServer):
+    """Threaded, and silent about clients that close a kept-alive connection (Prometheus does)."""
+    daemon_threads = True
+
+    def handle_error(self, request, client_address):
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
 # Counter families scaled per node: traffic only. Error and event counters stay as the
 # exporter shows them (scaling a 16-bit saturated counter would move it off its maximum).
 SCALED = re.compile(r"_bytes_total$|_packets(_received|_transmitted)?_total$")
@@ -303,8 +312,7 @@ class ReplayServer:
             def log_message(self, *args):
                 pass
 
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
+        self.httpd = QuietServer(("127.0.0.1", 0), Handler)
         self.port = self.httpd.server_address[1]
         threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
 
@@ -330,8 +338,7 @@ class Webhook:
             def log_message(self, *args):
                 pass
 
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
+        self.httpd = QuietServer(("127.0.0.1", 0), Handler)
         self.port = self.httpd.server_address[1]
         threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
 
@@ -566,7 +573,8 @@ def main():
 
 def run(args, procs, workdir):
     failures = []
-    report = {"config": {k: v for k, v in vars(args).items() if k != "check"}, "checks": []}
+    report = {"config": {k: v for k, v in vars(args).items() if k != "check"}, "checks": [],
+              "machine": {"cpus": os.cpu_count(), "loadavg_at_start": os.getloadavg()}}
 
     def check(name, ok, detail=""):
         report["checks"].append({"check": name, "ok": bool(ok), "detail": detail})
@@ -695,6 +703,7 @@ scrape_configs:
     log(f"settling {args.settle:.0f}s")
     time.sleep(args.settle)
     report["duration_seconds"] = round(time.monotonic() - t_start, 1)
+    report["machine"]["loadavg_at_end"] = os.getloadavg()
 
     # --- figures ---
     pm = prom.self_metrics()
@@ -709,6 +718,13 @@ scrape_configs:
     for g, vals in sampler.rule_durations.items():
         groups.setdefault(g, {}).update(
             median_seconds=round(statistics.median(vals), 4), max_seconds=round(max(vals), 4))
+    # The most expensive rules, from their last evaluation (/api/v1/rules evaluationTime).
+    rules = []
+    for g in prom.get("/api/v1/rules", {}).get("data", {}).get("groups", []):
+        for rule in g["rules"]:
+            rules.append({"group": g["name"], "rule": rule["name"],
+                          "seconds": round(rule.get("evaluationTime", 0), 4)})
+    report["slowest_rules"] = sorted(rules, key=lambda x: -x["seconds"])[:10]
     eval_failures = sum(v for s, v in pm.items()
                         if s.startswith("prometheus_rule_evaluation_failures_total"))
     samples = prom.vector('scrape_samples_scraped{job="rdma_exporter"}')
@@ -733,6 +749,9 @@ scrape_configs:
     check("no rule evaluation failure", eval_failures == 0, f"{eval_failures:.0f} failures")
     missed = sum(g.get("iterations_missed", 0) for g in groups.values())
     report["prometheus"]["iterations_missed"] = missed
+    check("no rule group missed an evaluation", missed == 0,
+          f"{missed} iterations missed: " + ", ".join(
+              f"{g} {v['iterations_missed']}" for g, v in groups.items() if v.get("iterations_missed")))
 
     # Alerts and pages of the leaf failure.
     firing = prom.vector('count by (alertname, severity) (ALERTS{alertstate="firing"})')
@@ -805,7 +824,9 @@ def print_report(r):
     c, p, lf = r["config"], r.get("prometheus", {}), r.get("leaf_failure", {})
     mib = 1024 * 1024
     print(f"\n== Fleet: {c['nodes']} nodes x {c['rails']} rails ({c['link_layer']}), scrape and "
-          f"evaluation every {c['scrape_interval']:g}s, {r.get('duration_seconds')}s run ==")
+          f"evaluation every {c['scrape_interval']:g}s, {r.get('duration_seconds')}s run; "
+          f"{r['machine']['cpus']} CPUs, load average {r['machine']['loadavg_at_start'][0]:.1f} at "
+          f"start, {r['machine'].get('loadavg_at_end', [0])[0]:.1f} at end ==")
     if not p:
         return
     print(f"head series {p['head_series']} (max {p['head_series_max']}), samples per scrape "
@@ -822,6 +843,8 @@ def print_report(r):
     for g, v in p["rule_groups"].items():
         print(f"{g:35s} {v.get('rules', 0):5d} {v.get('median_seconds', 0):9.4f} "
               f"{v.get('max_seconds', 0):8.4f} {v.get('iterations', 0):11d} {v.get('iterations_missed', 0):7d}")
+    print("slowest rules (last evaluation): " + "; ".join(
+        f"{x['rule']} ({x['group'].split('.')[1]}) {x['seconds']}s" for x in r.get("slowest_rules", [])[:5]))
     for mode, d in r.get("dashboards", {}).items():
         print(f"dashboards, {mode}: {d['queries']} queries, {d['failed']} failed, "
               f"{len(d['empty'])} empty; p50 {d['p50_seconds']}s p90 {d['p90_seconds']}s max "
