@@ -22,6 +22,8 @@ TEST_PACKAGES=(
   # tests: promtool (prometheus); rules, dashboards and the end-to-end test (tests/rules,
   # tests/e2e): jsonnet generates dashboards/out, Prometheus and Alertmanager run the pipeline
   prometheus prometheus-alertmanager jsonnet
+  # fleet-scale test (bench/fleet, ctest fleet.small): the replay server and report (stdlib only)
+  python3
   # hardening tests: test certificates (openssl CLI); fuzzing (scripts/sanitize.sh): clang with
   # its ASan/UBSan/libFuzzer runtimes (libclang_rt.fuzzer is in libclang-rt-14-dev on Debian 12)
   openssl clang libclang-rt-14-dev
