@@ -28,14 +28,16 @@ import time
 import zlib
 
 # Ports -> rdma_fabric_sim topology (mlx5; PFs alternate RoCE/InfiniBand). Beyond 64 ports the
-# extra ports are SR-IOV VFs of PF 0 (the simulator's maximum is 64 VFs), one port each. No LAG
-# or E810 (the demo fabric's extra NICs), so the port count is exact.
+# extra ports are SR-IOV VFs of PF 0 (the simulator's maximum is 64 VFs), one port each; 1024
+# (the largest SR-IOV configurations) adds 4 ports per PF. No LAG or E810 (the demo fabric's
+# extra NICs), so the port count is exact.
 NO_EXTRA_NICS = ["--lag", "0", "--e810", "0"]
 TOPOLOGY = {
     1: ["--devices", "1", "--vfs", "0"] + NO_EXTRA_NICS,
     8: ["--devices", "8", "--vfs", "0"] + NO_EXTRA_NICS,
     64: ["--devices", "64", "--vfs", "0"] + NO_EXTRA_NICS,
     256: ["--devices", "192", "--vfs", "64"] + NO_EXTRA_NICS,
+    1024: ["--devices", "240", "--ports", "4", "--vfs", "64"] + NO_EXTRA_NICS,
 }
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
@@ -79,6 +81,14 @@ def fd_limit(pid):
         for line in f:
             if line.startswith("Max open files"):
                 return int(line.split()[3])
+    return 0
+
+
+def vm_rss_kib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
     return 0
 
 
@@ -372,6 +382,8 @@ def measure_size(ports, args, work_dir):
     try:
         polling.wait_ready("/-/ready")
         time.sleep(3 * interval)
+        # An idle exporter: polling, nothing scraping it but the readiness probe above.
+        r["idle_rss"] = vm_rss_kib(polling.pid)
 
         def last_poll():
             status, body = polling.get()
@@ -457,6 +469,9 @@ def table(results):
              f"{r['series'][them]} / {r['files'][them]}", ""),
             ("same data¹: CPU per collection", fmt_time(r["cpu"][ib]), fmt_time(r["cpu"][them]),
              fmt_ratio(r["cpu"][ib], r["cpu"][them])),
+            ("CPU per collection per port (all data / same data¹)",
+             f"{fmt_time(r['cpu'][us] / p)} / {fmt_time(r['cpu'][ib] / p)}",
+             fmt_time(r["cpu"][them] / p), ""),
             ("same data¹: syscalls per file value", f"{spf(r, ib):.2f}", f"{spf(r, them):.2f}",
              fmt_ratio(spf(r, ib), spf(r, them))),
         ]
@@ -465,12 +480,15 @@ def table(results):
                                  r["lat"][us][c], r["lat"][them][c]))
         lines.append(("peak RSS (VmHWM)", f"{r['rss'][us] / 1024:.1f} MiB",
                       f"{r['rss'][them] / 1024:.1f} MiB", fmt_ratio(r["rss"][us], r["rss"][them])))
-        lines.append(("polling on²: CPU per poll", fmt_time(r["poll_cpu"]), "", ""))
+        lines.append(("polling on²: CPU per poll (per port)",
+                      f"{fmt_time(r['poll_cpu'])} ({fmt_time(r['poll_cpu'] / p)})", "", ""))
         for c in (1, 64):
             lines.append(lat_row(f"polling on²: latency p50 / p99, {c} client{'s' if c > 1 else ''}",
                                  r["poll_lat"][c], r["lat"][them][c]))
         lines.append(("polling on²: CPU per scrape (64 clients)",
                       fmt_time(r["poll_lat"][64]["cpu_per_scrape"]), "", ""))
+        lines.append(("polling on²: idle RSS (no scrapes)", f"{r['idle_rss'] / 1024:.1f} MiB", "",
+                      ""))
         lines.append(("polling on²: peak RSS", f"{r['poll_rss'] / 1024:.1f} MiB",
                       f"{r['rss'][them] / 1024:.1f} MiB", fmt_ratio(r["poll_rss"], r["rss"][them])))
         for name, a, b, ratio in lines:
@@ -482,19 +500,21 @@ def targets(results):
     us, them = "rdma_exporter", "node_exporter"
     out = []
     by = {r["ports"]: r for r in results}
-    for p in (8, 256):
+    for p in (8, 64, 256):
         if p not in by:
             continue
         r = by[p]
         checks = [
-            ("CPU per collection <= 1/10 of node_exporter", r["cpu"][us] / r["cpu"][them], 0.1),
-            ("  (same data¹)", r["cpu"]["rdma_exporter_ib"] / r["cpu"][them], 0.1),
-            ("syscalls per file value <= 1.1", r["syscalls"][us] / r["files"][us], 1.1),
+            ("CPU per collection, full data, <= 1/4 of node_exporter",
+             r["cpu"][us] / r["cpu"][them], 0.25),
+            ("CPU per collection, same data¹, <= 1/10 of node_exporter",
+             r["cpu"]["rdma_exporter_ib"] / r["cpu"][them], 0.1),
+            ("syscalls per file value <= 1.05", r["syscalls"][us] / r["files"][us], 1.05),
             ("  (same data¹)",
-             r["syscalls"]["rdma_exporter_ib"] / r["files"]["rdma_exporter_ib"], 1.1),
+             r["syscalls"]["rdma_exporter_ib"] / r["files"]["rdma_exporter_ib"], 1.05),
             ("p99 at 64 clients, polling on², <= 1/20",
              r["poll_lat"][64]["p99"] / r["lat"][them][64]["p99"], 0.05),
-            ("peak RSS <= 1/3", r["rss"][us] / r["rss"][them], 1 / 3),
+            ("peak RSS <= 1/2", r["rss"][us] / r["rss"][them], 1 / 2),
         ]
         for name, value, limit in checks:
             out.append(f"- {p} ports: {name}: {value:.3g} -> {'PASS' if value <= limit else 'MISS'}")

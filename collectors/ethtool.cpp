@@ -478,14 +478,23 @@ void EthtoolCollector::Export(const Labels& labels, const std::string& netdev,
       Emit(mapping->family, all, value, sink);
       continue;
     }
-    if (!include_ || !std::regex_match(name, *include_)) continue;
-    std::string metric = GenericMetricName("rdma_ethtool_", name, "");
-    if (!generic_seen.insert(metric).second) continue;  // two names sanitized alike
-    sink.Untyped(metric,
-                 "ethtool -S statistic " + name +
-                     " of the netdev (selected by --collector.ethtool.metrics-include; raw "
-                     "value, type and unit not known to this exporter).",
-                 labels, static_cast<double>(raw));
+    if (!include_) continue;
+    auto generic = generic_.find(name);
+    if (generic == generic_.end()) {
+      Generic g;
+      g.included = std::regex_match(name, *include_);
+      if (g.included) {
+        g.metric = GenericMetricName("rdma_ethtool_", name, "");
+        g.help = "ethtool -S statistic " + name +
+                 " of the netdev (selected by --collector.ethtool.metrics-include; raw value, "
+                 "type and unit not known to this exporter).";
+      }
+      generic = generic_.emplace(name, std::move(g)).first;
+    }
+    const Generic& g = generic->second;
+    if (!g.included) continue;
+    if (!generic_seen.insert(g.metric).second) continue;  // two names sanitized alike
+    sink.Untyped(g.metric, g.help, labels, static_cast<double>(raw));
   }
   for (const auto& [mapping, value] : sums) {
     Labels all = labels;

@@ -11,6 +11,7 @@
 // bond=<bond>}.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <regex>
 
@@ -38,6 +39,15 @@ class EthtoolCollector : public Collector {
 
   std::optional<std::regex> include_;
   WrapExtender wraps_;  // rx_out_of_buffer: a u32 sum of q-counters in mlx5 that wraps
+  // A statistic with no mapping: whether --collector.ethtool.metrics-include selects it, and its
+  // metric name and help. Decided once per name (a driver's names are a fixed list), not by a
+  // regex match on every poll.
+  struct Generic {
+    bool included = false;
+    std::string metric;
+    std::string help;
+  };
+  std::map<std::string, Generic, std::less<>> generic_;
 };
 
 }  // namespace rdma_exporter

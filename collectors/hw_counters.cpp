@@ -174,12 +174,17 @@ void HwCountersCollector::Export(const std::string& name, uint64_t raw, const Ta
   if (target.q_counters_32bit && IsMlx5QCounter(name) && counter <= UINT32_MAX) {
     counter = wraps_.Extend(target.key_prefix + name, counter);
   }
-  const char* help = HwCounterHelp(name);
-  sink.Counter(GenericMetricName(target.metric_prefix, name, "_total"),
-               help != nullptr ? std::string(help)
-                               : "Driver hw counter " + name +
-                                     " (not known to this exporter version; raw value).",
-               target.labels, static_cast<double>(counter));
+  auto& by_name = naming_[target.metric_prefix];
+  auto it = by_name.find(name);
+  if (it == by_name.end()) {
+    const char* help = HwCounterHelp(name);
+    Naming naming{GenericMetricName(target.metric_prefix, name, "_total"),
+                  help != nullptr ? std::string(help)
+                                  : "Driver hw counter " + name +
+                                        " (not known to this exporter version; raw value)."};
+    it = by_name.emplace(name, std::move(naming)).first;
+  }
+  sink.Counter(it->second.metric, it->second.help, target.labels, static_cast<double>(counter));
 }
 
 std::vector<std::pair<std::string, uint64_t>> ReadHwCounterDir(CollectContext& ctx,

@@ -12,6 +12,7 @@
 // each source served in the last poll.
 #pragma once
 
+#include <map>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -68,6 +69,13 @@ class HwCountersCollector : public Collector {
 
   HwCounterSource source_ = HwCounterSource::kAuto;
   WrapExtender wraps_;
+  // Metric name and help by metric prefix and counter name: a driver's counter names are a fixed
+  // list, so each is sanitised and described once, not on every poll.
+  struct Naming {
+    std::string metric;
+    std::string help;
+  };
+  std::map<std::string, std::map<std::string, Naming, std::less<>>, std::less<>> naming_;
 };
 
 }  // namespace rdma_exporter

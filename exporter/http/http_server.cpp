@@ -97,7 +97,7 @@ std::string RenderLandingPage(const Snapshot* snapshot, const std::string& telem
   std::map<std::pair<std::string, int>, Row> rows;
   std::map<std::string, std::pair<std::string, std::string>> devices;  // fw, pci
   if (snapshot != nullptr) {
-    for (const auto& family : snapshot->families) {
+    for (const auto& family : snapshot->families()) {
       for (const auto& m : family.metric) {
         std::string device = LabelValue(m, "device");
         if (family.name == metric::kDeviceInfo) {
@@ -394,8 +394,8 @@ int HttpServer::HandleMetrics(mg_connection* conn, const Active& active) {
     Send(conn, 503, "text/plain; charset=utf-8", "first poll has not completed yet\n", headers);
     return 503;
   }
-  if (AcceptsGzip(conn) && !snapshot->gzip.empty()) {
-    Send(conn, 200, kTextContentType, snapshot->gzip, headers, "gzip");
+  if (AcceptsGzip(conn) && !snapshot->gzip().empty()) {
+    Send(conn, 200, kTextContentType, snapshot->gzip(), headers, "gzip");
   } else {
     Send(conn, 200, kTextContentType, snapshot->text, headers);
   }

@@ -29,6 +29,16 @@ double WallClockSeconds() {
 
 }  // namespace
 
+const std::string& Snapshot::gzip() const {
+  std::call_once(gzip_once_, [this] { gzip_ = Gzip(text); });
+  return gzip_;
+}
+
+const std::vector<prometheus::MetricFamily>& Snapshot::families() const {
+  std::call_once(families_once_, [this] { families_ = ParseText(text); });
+  return families_;
+}
+
 std::string Gzip(const std::string& data) {
   z_stream zs{};
   // windowBits 15 + 16 selects the gzip wrapper. Level 1: the exposition's repeated metric and
@@ -194,7 +204,8 @@ bool Poller::SlowCollectorsDue(bool devices_changed) {
 
 std::shared_ptr<const Snapshot> Poller::CollectLocked() {
   auto poll_start = std::chrono::steady_clock::now();
-  MetricSink sink;
+  MetricSink& sink = self_sink_;
+  sink.Clear();
 
   std::vector<DiscoveryError> discovery_errors;
   Inventory inventory = DiscoverInventory(*sysfs_, config_.filter, &discovery_errors);
@@ -205,6 +216,7 @@ std::shared_ptr<const Snapshot> Poller::CollectLocked() {
   bool run_slow = SlowCollectorsDue(devices_changed);
   if (kernel_ != nullptr) kernel_->BeginPoll();
   last_runs_.resize(config_.collectors.size());
+  collector_sinks_.resize(config_.collectors.size());
 
   for (size_t i = 0; i < config_.collectors.size(); ++i) {
     Collector& collector = *config_.collectors[i];
@@ -213,20 +225,19 @@ std::shared_ptr<const Snapshot> Poller::CollectLocked() {
     if (!is_slow || run_slow || !last) {
       auto start = std::chrono::steady_clock::now();
       CollectContext ctx(*sysfs_, errors_, collector.name(), kernel_.get());
-      MetricSink slow_sink;
+      MetricSink& out = collector_sinks_[i];
+      out.Clear();
       bool ok = false;
       try {
-        ok = collector.Collect(inventory, ctx, is_slow ? slow_sink : sink);
+        ok = collector.Collect(inventory, ctx, out);
       } catch (const std::exception& e) {
         // Collectors do not throw by design; this is the last line of defence (e.g. bad_alloc).
         LogError("collector failed", {{"collector", collector.name()}, {"error", e.what()}});
       } catch (...) {
         LogError("collector failed", {{"collector", collector.name()}, {"error", "unknown"}});
       }
-      last = LastRun{is_slow ? slow_sink.Take() : std::vector<prometheus::MetricFamily>{},
-                     SecondsSince(start), ok};
+      last = LastRun{SecondsSince(start), ok};
     }
-    if (is_slow) sink.Merge(last->families);  // a copy: the cache serves the next polls too
     Labels labels = {{"collector", std::string(collector.name())}};
     sink.Gauge("rdma_exporter_collector_duration_seconds",
                "Time a collector took the last time it ran (every poll, or every "
@@ -256,10 +267,14 @@ std::shared_ptr<const Snapshot> Poller::CollectLocked() {
   if (config_.self_metrics) config_.self_metrics(sink);
   if (config_.process_metrics) AddProcessMetrics(sink);
 
+  // Collector order, then the poller's own: a family written by several collectors keeps its
+  // samples in the order the collectors ran.
+  std::vector<const MetricSink*> sinks;
+  for (const auto& collector_sink : collector_sinks_)
+    sinks.push_back(&collector_sink);
+  sinks.push_back(&sink);
   auto snapshot = std::make_shared<Snapshot>();
-  snapshot->families = sink.Take();
-  snapshot->text = RenderText(snapshot->families);
-  snapshot->gzip = Gzip(snapshot->text);
+  snapshot->text = RenderText(sinks);
   snapshot->timestamp_seconds = now;
   {
     std::lock_guard lock(mu_);

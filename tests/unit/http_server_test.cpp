@@ -21,34 +21,34 @@ prometheus::ClientMetric PortSample(const std::string& device, const std::string
   return m;
 }
 
-Snapshot SnapshotWithPortStates(std::vector<prometheus::ClientMetric> samples) {
+std::unique_ptr<Snapshot> SnapshotWithPortStates(std::vector<prometheus::ClientMetric> samples) {
   prometheus::MetricFamily state;
   state.name = std::string(metric::kPortState);
   state.type = prometheus::MetricType::Gauge;
   state.metric = std::move(samples);
-  Snapshot snapshot;
-  snapshot.families.push_back(state);
+  auto snapshot = std::make_unique<Snapshot>();
+  snapshot->text = RenderText(std::vector<prometheus::MetricFamily>{state});
   return snapshot;
 }
 
 TEST(LandingPage, PortLabelsThatAreNotPortNumbersAreSkippedNotThrown) {
   // std::stoi threw std::invalid_argument / std::out_of_range for these, inside CivetWeb's C
   // callback.
-  Snapshot snapshot =
+  auto snapshot =
       SnapshotWithPortStates({PortSample("mlx5_0", "1", 4), PortSample("mlx5_0", "99999999999", 4),
                               PortSample("mlx5_0", "x", 4)});
   std::string page;
-  ASSERT_NO_THROW(page = RenderLandingPage(&snapshot, "/metrics"));
+  ASSERT_NO_THROW(page = RenderLandingPage(snapshot.get(), "/metrics"));
   EXPECT_NE(page.find("<td>mlx5_0</td><td>1</td>"), std::string::npos);
   EXPECT_EQ(page.find("99999999999"), std::string::npos);
 }
 
 TEST(LandingPage, StateValuesOutsideTheTableShowAsUnknown) {
   // 4294967295 (a state file reading "4294967295: X") was cast to int: undefined behaviour.
-  Snapshot snapshot =
+  auto snapshot =
       SnapshotWithPortStates({PortSample("mlx5_0", "1", 4294967295.0),
                               PortSample("mlx5_1", "1", -1), PortSample("mlx5_2", "1", 4)});
-  std::string page = RenderLandingPage(&snapshot, "/metrics");
+  std::string page = RenderLandingPage(snapshot.get(), "/metrics");
   EXPECT_NE(page.find("<td class=\"down\">UNKNOWN</td>"), std::string::npos) << page;
   EXPECT_NE(page.find("<td class=\"up\">ACTIVE</td>"), std::string::npos) << page;
 }

@@ -88,13 +88,13 @@ TEST(Poller, Mlx5IbFixtureExpositionMatchesGolden) {
 TEST(Poller, GzipBodyInflatesToTheText) {
   Poller poller(std::make_unique<SysfsReader>(RxeCaptureSysfs()), AllCollectors());
   auto snapshot = poller.Collect();
-  ASSERT_FALSE(snapshot->gzip.empty());
-  EXPECT_LT(snapshot->gzip.size(), snapshot->text.size());
+  ASSERT_FALSE(snapshot->gzip().empty());
+  EXPECT_LT(snapshot->gzip().size(), snapshot->text.size());
   z_stream zs{};
   ASSERT_EQ(inflateInit2(&zs, 15 + 16), Z_OK);
   std::string out(snapshot->text.size() + 16, '\0');
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(snapshot->gzip.data()));
-  zs.avail_in = static_cast<uInt>(snapshot->gzip.size());
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(snapshot->gzip().data()));
+  zs.avail_in = static_cast<uInt>(snapshot->gzip().size());
   zs.next_out = reinterpret_cast<Bytef*>(out.data());
   zs.avail_out = static_cast<uInt>(out.size());
   EXPECT_EQ(inflate(&zs, Z_FINISH), Z_STREAM_END);

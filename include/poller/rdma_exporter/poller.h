@@ -24,12 +24,23 @@
 
 namespace rdma_exporter {
 
+// One poll's exposition. Immutable once published; what not every scrape needs is made on first
+// use and then shared by every later reader of the same snapshot.
 struct Snapshot {
-  std::vector<prometheus::MetricFamily> families;
   std::string text;
-  std::string gzip;
   double timestamp_seconds = 0;
   uint64_t sequence = 0;  // 1 for the first poll
+
+  // gzip of text, compressed by the first scrape that accepts gzip ("" if zlib failed).
+  const std::string& gzip() const;
+  // text in prometheus-cpp's model (landing page, CLI, tests), parsed on first use.
+  const std::vector<prometheus::MetricFamily>& families() const;
+
+ private:
+  mutable std::once_flag gzip_once_;
+  mutable std::string gzip_;
+  mutable std::once_flag families_once_;
+  mutable std::vector<prometheus::MetricFamily> families_;
 };
 
 struct PollerConfig {
@@ -60,9 +71,8 @@ class Poller {
   std::shared_ptr<const Snapshot> Latest() const;
 
  private:
-  // A collector's last run; for a slow collector also its output, served until it runs again.
+  // A collector's last run (a slow collector's output stays in its sink until it runs again).
   struct LastRun {
-    std::vector<prometheus::MetricFamily> families;
     double duration_seconds = 0;
     bool ok = false;
   };
@@ -79,6 +89,10 @@ class Poller {
   ErrorTracker errors_;
   std::map<std::string, uint64_t> device_identity_;  // name -> inode of its sysfs directory
   std::vector<std::optional<LastRun>> last_runs_;    // by collector index
+  // Each collector writes into a sink of its own, kept from poll to poll (the sink remembers
+  // its series' rendered labels); the poller's own metrics go to self_sink_.
+  std::vector<MetricSink> collector_sinks_;  // by collector index
+  MetricSink self_sink_;
   std::chrono::steady_clock::time_point last_slow_run_;
 
   mutable std::mutex mu_;
