@@ -8,6 +8,8 @@
 #include <openssl/ssl.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -382,7 +384,15 @@ void* NewServerSslContext(const TlsServerConfig& tls, std::string* error) {
     std::string& list = is13 ? tls13 : tls12;
     list += (list.empty() ? "" : ":") + name;
   }
-  if (!tls12.empty() && SSL_CTX_set_cipher_list(ctx, tls12.c_str()) != 1)
+  // Without cipher_suites, TLS 1.2 offers only forward-secret AEAD suites (ECDHE with AES-GCM or
+  // ChaCha20-Poly1305), as exporter-toolkit's Go default does: OpenSSL's own default would also
+  // accept static-RSA key exchange and CBC suites.
+  if (tls12.empty()) {
+    tls12 =
+        "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:"
+        "ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305";
+  }
+  if (SSL_CTX_set_cipher_list(ctx, tls12.c_str()) != 1)
     return fail(ctx, "cipher_suites not supported by OpenSSL");
   if (!tls13.empty() && SSL_CTX_set_ciphersuites(ctx, tls13.c_str()) != 1)
     return fail(ctx, "TLS 1.3 cipher_suites not supported by OpenSSL");
@@ -406,6 +416,10 @@ void* NewServerSslContext(const TlsServerConfig& tls, std::string* error) {
     if (SSL_CTX_load_verify_locations(ctx, tls.client_ca_file.c_str(), nullptr) != 1)
       return fail(ctx, "failed to load client_ca_file " + tls.client_ca_file);
   }
+  // OpenSSL refuses to resume a session on a context that verifies peers unless the session
+  // carries this context's id ("internal error" on the second mTLS handshake of a client).
+  static constexpr unsigned char kSessionIdContext[] = "rdma_exporter";
+  SSL_CTX_set_session_id_context(ctx, kSessionIdContext, sizeof(kSessionIdContext) - 1);
   // Go's ClientAuthType -> OpenSSL verify mode. "Require*" without "Verify" asks for any
   // certificate and does not check it against the CAs.
   const std::string& type = tls.client_auth_type;
@@ -481,7 +495,34 @@ std::optional<std::string> DecodeBase64(std::string_view in) {
   return out;
 }
 
-BasicAuth::BasicAuth(std::map<std::string, std::string> users) : users_(std::move(users)) {}
+namespace {
+// A valid bcrypt hash of no known password; only its cost is changed (the cost is a parameter of
+// the computation, so the result still never matches).
+constexpr std::string_view kPlaceholderHash =
+    "$2y$10$QOauhQNbBCuQDKes6eFzPeMqBSjb7Mr5DUmpZ/VcEd00UAV/LDeSi";
+
+int BcryptCost(std::string_view hash) {
+  if (hash.size() < 7 || hash[0] != '$' || hash[3] != '$' || !std::isdigit(hash[4]) ||
+      !std::isdigit(hash[5]))
+    return 0;
+  return (hash[4] - '0') * 10 + (hash[5] - '0');
+}
+}  // namespace
+
+BasicAuth::BasicAuth(std::map<std::string, std::string> users) : users_(std::move(users)) {
+  // Unknown users are checked against the placeholder at the highest configured cost, so that a
+  // wrong user name takes as long as a wrong password (no user enumeration by timing).
+  int cost = 10;
+  for (const auto& [user, hash] : users_)
+    cost = std::max(cost, BcryptCost(hash));
+  placeholder_hash_ = std::string(kPlaceholderHash);
+  placeholder_hash_[4] = static_cast<char>('0' + cost / 10);
+  placeholder_hash_[5] = static_cast<char>('0' + cost % 10);
+}
+
+int BasicAuth::placeholder_cost() const {
+  return BcryptCost(placeholder_hash_);
+}
 
 uint64_t BasicAuth::bcrypt_calls() const {
   std::lock_guard lock(mu_);
@@ -508,10 +549,7 @@ bool BasicAuth::Verify(const std::string& user, const std::string& password) {
   auto it = users_.find(user);
   // crypt_r takes C strings: a password with a NUL would be checked as its prefix.
   if (password.find('\0') != std::string::npos) it = users_.end();
-  // Unknown users are checked against a fixed hash so that the answer takes as long as for a
-  // known user (no user enumeration by timing).
-  static const std::string kDummy = "$2y$10$QOauhQNbBCuQDKes6eFzPeMqBSjb7Mr5DUmpZ/VcEd00UAV/LDeSi";
-  const std::string& hash = it == users_.end() ? kDummy : it->second;
+  const std::string& hash = it == users_.end() ? placeholder_hash_ : it->second;
 
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned digest_len = 0;

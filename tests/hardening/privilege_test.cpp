@@ -57,6 +57,36 @@ pid_t ChildOf(pid_t parent) {
   return parent;
 }
 
+// The built binary's RUNPATH: only absolute or $ORIGIN-relative entries. An empty entry (CMake
+// pads its build RUNPATH with ':' for the install-time rewrite) is the current directory, where
+// anyone who can write to it plants a library that runs inside the exporter.
+TEST(LeastPrivilege, BuiltBinaryLoadsNoLibraryFromTheWorkingDirectory) {
+  std::string out;
+  ASSERT_EQ(RunCommand({"readelf", "-d", RDMA_EXPORTER_BIN}, &out), 0) << out;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(out, m, std::regex(R"(\((?:RUNPATH|RPATH)\)[^\[]*\[([^\]]*)\])")))
+      << out;
+  std::string runpath = m[1];
+  size_t start = 0;
+  for (;;) {
+    size_t colon = runpath.find(':', start);
+    std::string entry = runpath.substr(start, colon - start);
+    EXPECT_TRUE(!entry.empty() && (entry[0] == '/' || entry.rfind("$ORIGIN", 0) == 0))
+        << "RUNPATH entry \"" << entry << "\" in [" << runpath << "]";
+    if (colon == std::string::npos) break;
+    start = colon + 1;
+  }
+  // The behaviour: a (broken) libcivetweb.so.1 in the working directory is not loaded.
+  TempDir dir;
+  std::ofstream(dir.path() + "/libcivetweb.so.1") << "";
+  ASSERT_EQ(RunCommand({"sh", "-c", "cd \"$1\" && exec \"$2\" --version", "sh", dir.path(),
+                        RDMA_EXPORTER_BIN},
+                       &out),
+            0)
+      << out;
+  EXPECT_NE(out.find("rdma_exporter, version"), std::string::npos) << out;
+}
+
 TEST(LeastPrivilege, DemoFabricAsNobodyWithNoCapabilities) {
   RDMA_REQUIRE_ROOT();
   TempDir root;

@@ -198,6 +198,16 @@ TEST(BasicAuth, VerifiesWithBcryptOnceThenFromTheCache) {
   EXPECT_FALSE(BasicAuth({}).enabled());
 }
 
+TEST(BasicAuth, UnknownUsersCostAsMuchAsTheDearestConfiguredHash) {
+  const std::string tail = "$QOauhQNbBCuQDKes6eFzPeMqBSjb7Mr5DUmpZ/VcEd00UAV/LDeSi";
+  EXPECT_EQ(BasicAuth({{"a", "$2y$04" + tail}}).placeholder_cost(), 10);
+  BasicAuth auth({{"a", "$2y$04" + tail}, {"b", "$2b$12" + tail}, {"c", "$2y$11" + tail}});
+  EXPECT_EQ(auth.placeholder_cost(), 12);
+  // The placeholder is still a hash no password matches.
+  EXPECT_FALSE(auth.Verify("nobody", ""));
+  EXPECT_EQ(auth.bcrypt_calls(), 1u);
+}
+
 TEST(Base64, Decodes) {
   EXPECT_EQ(DecodeBase64("dXNlcjpwYXNz"), "user:pass");
   EXPECT_EQ(DecodeBase64("YQ=="), "a");

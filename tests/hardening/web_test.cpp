@@ -115,6 +115,84 @@ TEST_F(Web, MutualTlsAcceptsOnlyClientsSignedByTheClientCa) {
   EXPECT_TRUE(exporter.process().Running());
 }
 
+// openssl s_client: one HTTP/1.0 request; saves the session to sess_out, offers sess_in.
+std::string SClient(int port, const std::vector<std::string>& extra) {
+  std::vector<std::string> argv = {"timeout",  "20",       "openssl",
+                                   "s_client", "-connect", "127.0.0.1:" + std::to_string(port),
+                                   "-ign_eof"};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  std::string out;
+  RunCommand(argv, &out, "GET /-/healthy HTTP/1.0\r\n\r\n");
+  return out;
+}
+
+TEST_F(Web, MutualTlsSessionsResumeOnTls12And13) {
+  std::string config = WriteConfig("mtls-resume.yml",
+                                   "tls_server_config:\n"
+                                   "  cert_file: server.pem\n"
+                                   "  key_file: server.key\n"
+                                   "  client_ca_file: ca.pem\n"
+                                   "  client_auth_type: RequireAndVerifyClientCert\n");
+  std::vector<std::string> good = {"--cacert",        Pki("ca.pem"), "--cert",
+                                   Pki("client.pem"), "--key",       Pki("client.key")};
+  ExporterProcess exporter(Flags(config), true, good);
+  ASSERT_TRUE(exporter.ready()) << exporter.process().stderr_text();
+  for (std::string version : {"-tls1_2", "-tls1_3"}) {
+    std::string session = Pki("session" + version);
+    std::vector<std::string> client = {version,           "-CAfile", Pki("ca.pem"),    "-cert",
+                                       Pki("client.pem"), "-key",    Pki("client.key")};
+    auto with = [&](std::string flag) {
+      auto v = client;
+      v.push_back(flag);
+      v.push_back(session);
+      return v;
+    };
+    std::string first = SClient(exporter.port(), with("-sess_out"));
+    ASSERT_NE(first.find(" 200 OK"), std::string::npos) << version << "\n" << first;
+    ASSERT_TRUE(fs::exists(session)) << version;
+    // Without a session id context the server answered this one with "internal error".
+    std::string second = SClient(exporter.port(), with("-sess_in"));
+    EXPECT_NE(second.find("Reused, "), std::string::npos) << version << "\n" << second;
+    EXPECT_NE(second.find(" 200 OK"), std::string::npos) << version << "\n" << second;
+  }
+  EXPECT_TRUE(exporter.process().Running());
+}
+
+TEST_F(Web, DefaultTls12CiphersAreForwardSecretAead) {
+  std::string config = WriteConfig("tls-default-ciphers.yml",
+                                   "tls_server_config:\n"
+                                   "  cert_file: server.pem\n"
+                                   "  key_file: server.key\n");
+  std::vector<std::string> ca = {"--cacert", Pki("ca.pem")};
+  ExporterProcess exporter(Flags(config), true, ca);
+  ASSERT_TRUE(exporter.ready()) << exporter.process().stderr_text();
+  auto handshake = [&](const std::string& cipher) {
+    return SClient(exporter.port(), {"-tls1_2", "-CAfile", Pki("ca.pem"), "-cipher", cipher});
+  };
+  // ECDHE with AES-GCM or ChaCha20-Poly1305: accepted.
+  for (std::string cipher : {"ECDHE-ECDSA-AES128-GCM-SHA256", "ECDHE-ECDSA-CHACHA20-POLY1305"}) {
+    std::string out = handshake(cipher);
+    EXPECT_NE(out.find("Cipher is " + cipher), std::string::npos) << out;
+  }
+  // CBC suites (OpenSSL's default list has them): refused.
+  for (std::string cipher : {"ECDHE-ECDSA-AES128-SHA", "ECDHE-ECDSA-AES256-SHA384"}) {
+    std::string out = handshake(cipher);
+    EXPECT_EQ(out.find(" 200 OK"), std::string::npos) << cipher << "\n" << out;
+    EXPECT_NE(out.find("Cipher is (NONE)"), std::string::npos) << cipher << "\n" << out;
+  }
+  // An explicit cipher_suites list still wins (the toolkit's semantics).
+  std::string cbc = WriteConfig("tls-cbc.yml",
+                                "tls_server_config:\n"
+                                "  cert_file: server.pem\n"
+                                "  key_file: server.key\n"
+                                "  cipher_suites: [TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA]\n");
+  ExporterProcess explicit_cbc(Flags(cbc), true, ca);
+  ASSERT_TRUE(explicit_cbc.ready()) << explicit_cbc.process().stderr_text();
+  std::string out = SClient(explicit_cbc.port(), {"-tls1_2", "-CAfile", Pki("ca.pem"), "-cipher",
+                                                  "ECDHE-ECDSA-AES128-SHA"});
+  EXPECT_NE(out.find("Cipher is ECDHE-ECDSA-AES128-SHA"), std::string::npos) << out;
+}
+
 TEST_F(Web, BasicAuthOverTls) {
   std::string config = WriteConfig("auth.yml",
                                    "tls_server_config:\n"

@@ -64,9 +64,12 @@ class BasicAuth {
   bool Check(const char* authorization_header);
   bool Verify(const std::string& user, const std::string& password);
   uint64_t bcrypt_calls() const;
+  // The bcrypt cost unknown users are checked with: the highest configured one (at least 10).
+  int placeholder_cost() const;
 
  private:
   std::map<std::string, std::string> users_;
+  std::string placeholder_hash_;
   mutable std::mutex mu_;
   std::unordered_set<std::string> verified_;  // SHA-256 digests
   uint64_t bcrypt_calls_ = 0;
