@@ -1,10 +1,13 @@
 #include "rdma_exporter/web_config.h"
 
 #include "rdma_exporter/file_util.h"
+#include "rdma_exporter/logging.h"
 
 #include <crypt.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/rand.h>
 #include <openssl/ssl.h>
 #include <yaml-cpp/yaml.h>
 
@@ -518,6 +521,20 @@ BasicAuth::BasicAuth(std::map<std::string, std::string> users) : users_(std::mov
   placeholder_hash_ = std::string(kPlaceholderHash);
   placeholder_hash_[4] = static_cast<char>('0' + cost / 10);
   placeholder_hash_[5] = static_cast<char>('0' + cost % 10);
+  if (RAND_bytes(cache_key_, sizeof(cache_key_)) != 1) {
+    // Practically unreachable (the kernel's getrandom); a fixed key only weakens the HMAC to a
+    // keyed hash the process knows, which is what a bare SHA-256 was.
+    LogWarn("no random bytes for the credential cache key", {});
+  }
+}
+
+BasicAuth::~BasicAuth() {
+  OPENSSL_cleanse(cache_key_, sizeof(cache_key_));
+}
+
+uint64_t BasicAuth::refused_without_bcrypt() const {
+  std::lock_guard lock(mu_);
+  return refused_without_bcrypt_;
 }
 
 int BasicAuth::placeholder_cost() const {
@@ -541,8 +558,15 @@ bool BasicAuth::Check(const char* authorization_header) {
   auto decoded = DecodeBase64(h);
   if (!decoded) return false;
   size_t colon = decoded->find(':');
-  if (colon == std::string::npos) return false;
-  return Verify(decoded->substr(0, colon), decoded->substr(colon + 1));
+  bool ok = false;
+  if (colon != std::string::npos) {
+    std::string password = decoded->substr(colon + 1);
+    ok = Verify(decoded->substr(0, colon), password);
+    OPENSSL_cleanse(password.data(), password.size());
+  }
+  // No copy of the password outlives the request (in freed heap memory).
+  OPENSSL_cleanse(decoded->data(), decoded->size());
+  return ok;
 }
 
 bool BasicAuth::Verify(const std::string& user, const std::string& password) {
@@ -551,19 +575,36 @@ bool BasicAuth::Verify(const std::string& user, const std::string& password) {
   if (password.find('\0') != std::string::npos) it = users_.end();
   const std::string& hash = it == users_.end() ? placeholder_hash_ : it->second;
 
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned digest_len = 0;
+  // Results are remembered under an HMAC of (user, password, hash) with a key drawn at start:
+  // a memory dump holds no digest an attacker could test passwords against offline.
   std::string material = user;
   material += '\0';
   material += password;
   material += '\0';
   material += hash;
-  EVP_Digest(material.data(), material.size(), digest, &digest_len, EVP_sha256(), nullptr);
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned digest_len = 0;
+  HMAC(EVP_sha256(), cache_key_, sizeof(cache_key_),
+       reinterpret_cast<const unsigned char*>(material.data()), material.size(), digest,
+       &digest_len);
   OPENSSL_cleanse(material.data(), material.size());
   std::string key(reinterpret_cast<char*>(digest), digest_len);
   {
     std::lock_guard lock(mu_);
     if (it != users_.end() && verified_.count(key)) return true;
+    // A wrong password seen recently is refused without a bcrypt.
+    if (failed_.count(key)) {
+      ++refused_without_bcrypt_;
+      return false;
+    }
+    // One bcrypt runs at a time (wrong passwords cannot occupy every core) and each waiting
+    // request holds an HTTP worker: beyond a few waiting, refuse at once, so that a flood of
+    // wrong passwords cannot take every worker from the scrapes with cached credentials.
+    if (bcrypt_waiting_ >= kMaxBcryptWaiting) {
+      ++refused_without_bcrypt_;
+      return false;
+    }
+    ++bcrypt_waiting_;
   }
   bool ok = false;
   {
@@ -575,14 +616,17 @@ bool BasicAuth::Verify(const std::string& user, const std::string& password) {
     OPENSSL_cleanse(data.get(), sizeof(crypt_data));
   }
   std::lock_guard lock(mu_);
+  --bcrypt_waiting_;
   ++bcrypt_calls_;
+  // Both sets are bounded (bcrypt ignores bytes past 72, so many passwords can match one hash,
+  // and an attacker can send endless distinct wrong ones).
   if (ok && it != users_.end()) {
-    // Only right passwords are cached; bound the set anyway (bcrypt ignores bytes past 72, so
-    // many passwords can match one hash).
     if (verified_.size() >= 1024) verified_.clear();
     verified_.insert(key);
     return true;
   }
+  if (failed_.size() >= 4096) failed_.clear();
+  failed_.insert(key);
   return false;
 }
 

@@ -2,7 +2,9 @@
 // the bcrypt hash format, and the basic auth cache.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <fstream>
+#include <thread>
 
 #include "hardening_util.h"
 #include "rdma_exporter/web_config.h"
@@ -178,10 +180,14 @@ TEST(BasicAuth, VerifiesWithBcryptOnceThenFromTheCache) {
   for (int i = 0; i < 10; ++i)
     EXPECT_TRUE(auth.Verify("alice", "pa:ss"));
   EXPECT_EQ(auth.bcrypt_calls(), 1u);  // cached
-  // Wrong passwords are never cached as right, and every one is checked.
+  // Wrong passwords are never cached as right; each distinct one is checked once, a repeated
+  // one is refused from memory.
   EXPECT_FALSE(auth.Verify("alice", "pa:sS"));
+  EXPECT_FALSE(auth.Verify("alice", "pa:sx"));
+  EXPECT_EQ(auth.bcrypt_calls(), 3u);
   EXPECT_FALSE(auth.Verify("alice", "pa:sS"));
   EXPECT_EQ(auth.bcrypt_calls(), 3u);
+  EXPECT_EQ(auth.refused_without_bcrypt(), 1u);
   // Unknown users cost a bcrypt too (no user enumeration by timing), and fail.
   EXPECT_FALSE(auth.Verify("bob", "pa:ss"));
   EXPECT_EQ(auth.bcrypt_calls(), 4u);
@@ -206,6 +212,29 @@ TEST(BasicAuth, UnknownUsersCostAsMuchAsTheDearestConfiguredHash) {
   // The placeholder is still a hash no password matches.
   EXPECT_FALSE(auth.Verify("nobody", ""));
   EXPECT_EQ(auth.bcrypt_calls(), 1u);
+}
+
+// Many requests at once with distinct wrong passwords: at most kMaxBcryptWaiting wait for the
+// one bcrypt at a time, the others are refused at once; a cached right password never waits.
+TEST(BasicAuth, BoundsRequestsWaitingForABcrypt) {
+  std::string hash = BcryptHash("right", 8);
+  ASSERT_FALSE(hash.empty());
+  BasicAuth auth({{"alice", hash}});
+  ASSERT_TRUE(auth.Verify("alice", "right"));
+  std::vector<std::thread> threads;
+  std::atomic<int> refused{0};
+  for (int t = 0; t < 32; ++t) {
+    threads.emplace_back([&, t] {
+      if (!auth.Verify("alice", "wrong" + std::to_string(t))) ++refused;
+    });
+  }
+  for (int i = 0; i < 20; ++i)
+    EXPECT_TRUE(auth.Verify("alice", "right"));
+  for (auto& t : threads)
+    t.join();
+  EXPECT_EQ(refused, 32);
+  EXPECT_EQ(auth.bcrypt_calls() + auth.refused_without_bcrypt(), 33u);
+  EXPECT_GT(auth.refused_without_bcrypt(), 0u) << "32 concurrent wrong passwords all waited";
 }
 
 TEST(Base64, Decodes) {

@@ -59,6 +59,11 @@ void FreeSslContext(void* ctx);
 class BasicAuth {
  public:
   explicit BasicAuth(std::map<std::string, std::string> users);
+  ~BasicAuth();
+  BasicAuth(const BasicAuth&) = delete;
+  BasicAuth& operator=(const BasicAuth&) = delete;
+  // Requests waiting for the one bcrypt at a time beyond which others are refused at once.
+  static constexpr int kMaxBcryptWaiting = 4;
   bool enabled() const { return !users_.empty(); }
   // Checks an Authorization header value ("Basic base64(user:password)"); nullptr = absent.
   bool Check(const char* authorization_header);
@@ -66,13 +71,19 @@ class BasicAuth {
   uint64_t bcrypt_calls() const;
   // The bcrypt cost unknown users are checked with: the highest configured one (at least 10).
   int placeholder_cost() const;
+  // Wrong credentials refused without a bcrypt: seen failing recently, or too many waiting.
+  uint64_t refused_without_bcrypt() const;
 
  private:
   std::map<std::string, std::string> users_;
   std::string placeholder_hash_;
   mutable std::mutex mu_;
-  std::unordered_set<std::string> verified_;  // SHA-256 digests
+  unsigned char cache_key_[32] = {};
+  std::unordered_set<std::string> verified_;  // HMACs of right credentials
+  std::unordered_set<std::string> failed_;    // HMACs of recently refused ones
+  int bcrypt_waiting_ = 0;
   uint64_t bcrypt_calls_ = 0;
+  uint64_t refused_without_bcrypt_ = 0;
   std::mutex bcrypt_mu_;  // one bcrypt at a time: wrong passwords cannot eat every core
 };
 
