@@ -9,6 +9,7 @@
 #include <openssl/hmac.h>
 #include <openssl/rand.h>
 #include <openssl/ssl.h>
+#include <sys/stat.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -459,6 +460,16 @@ bool LoadWebConfig(const std::string& path, WebConfig* out, std::string* error) 
     *error = path + ": " + *error;
     return false;
   }
+  // Secrets others can read: the config holds password hashes (offline guessing), the key file
+  // the server's identity. Served anyway (the toolkit does not check either), with a warning.
+  auto warn_if_world_readable = [](const std::string& file, const char* what) {
+    struct stat st {};
+    if (stat(file.c_str(), &st) == 0 && (st.st_mode & S_IROTH) != 0) {
+      LogWarn(std::string(what) + " is readable by every user; chmod o-r it", {{"path", file}});
+    }
+  };
+  if (!out->users.empty()) warn_if_world_readable(path, "web config with basic_auth_users");
+  if (out->tls) warn_if_world_readable(out->tls->key_file, "TLS private key");
   if (out->tls) {
     void* ctx = NewServerSslContext(*out->tls, error);
     if (ctx == nullptr) {

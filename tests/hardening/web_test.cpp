@@ -3,6 +3,7 @@
 // methods and paths.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <atomic>
@@ -321,6 +322,29 @@ TEST_F(Web, WrongPasswordFloodDoesNotStallScrapesWithCachedCredentials) {
   EXPECT_EQ(flood_200, 0);
   EXPECT_LT(ms.back(), 1000) << "a scrape with cached credentials waited behind the flood";
   EXPECT_TRUE(exporter.process().Running());
+}
+
+TEST_F(Web, WorldReadableHashesAndKeysAreWarnedAbout) {
+  std::string config = WriteConfig("auth-readable.yml",
+                                   "tls_server_config:\n"
+                                   "  cert_file: server.pem\n"
+                                   "  key_file: server.key\n"
+                                   "basic_auth_users:\n  prometheus: " +
+                                       password_hash_ + "\n");
+  for (mode_t mode : {0644, 0600}) {
+    chmod(config.c_str(), mode);
+    chmod(Pki("server.key").c_str(), mode);
+    ExporterProcess exporter(Flags(config), true,
+                             {"--cacert", Pki("ca.pem"), "-u", "prometheus:s3cret"});
+    ASSERT_TRUE(exporter.ready()) << exporter.process().stderr_text();
+    std::string err = exporter.process().stderr_text();
+    ASSERT_NE(err.find("listening"), std::string::npos) << err;
+    bool warned_config =
+        err.find("web config with basic_auth_users is readable by every user") != std::string::npos;
+    bool warned_key = err.find("TLS private key is readable by every user") != std::string::npos;
+    EXPECT_EQ(warned_config, mode == 0644) << err;
+    EXPECT_EQ(warned_key, mode == 0644) << err;
+  }
 }
 
 TEST_F(Web, ReloadOnSighupKeepsTheOldConfigWhenTheNewOneIsBad) {
