@@ -1,7 +1,7 @@
 # Kubernetes overlays rendered offline and validated (npm ci on first run, ~20 s).
 add_test(NAME deploy.kubernetes
          COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/deploy/kubernetes_test.sh ${CMAKE_SOURCE_DIR}
-                 ${CMAKE_CURRENT_BINARY_DIR}/deploy-kubernetes)
+                 ${CMAKE_CURRENT_BINARY_DIR}/deploy-kubernetes $<TARGET_FILE:rdma_exporter>)
 set_tests_properties(deploy.kubernetes PROPERTIES LABELS deploy TIMEOUT 600
                                                   ENVIRONMENT "PROMTOOL=${PROMTOOL}")
 

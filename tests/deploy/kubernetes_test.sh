@@ -5,12 +5,14 @@
 # fields), the deployment policy (policy.mjs) and `promtool check rules` on each PrometheusRule.
 # Deliberately broken manifests (tests/deploy/invalid) must be rejected, and so must edits of
 # the rendered DaemonSet that lose the NCCL-TC or verbs checks (policy self-test).
-# Usage: kubernetes_test.sh SOURCE_DIR WORK_DIR   (npm packages are installed with `npm ci` into
+# Finally the kubelet's probes of every overlay run against EXPORTER started with its flags.
+# Usage: kubernetes_test.sh SOURCE_DIR WORK_DIR EXPORTER  (npm packages are installed with `npm ci` into
 # WORK_DIR/tools; KUBECTL, PROMTOOL override the tools found on PATH; KUBECTL_COMPARE=path of a
 # second kubectl also renders every overlay with it and requires identical output).
 set -euo pipefail
 SRC=$(cd "$1" && pwd)
 WORK=$2
+EXPORTER=${3:-}
 K8S=$SRC/deploy/kubernetes
 KUBECTL=${KUBECTL:-kubectl}
 PROMTOOL=${PROMTOOL:-promtool}
@@ -120,6 +122,8 @@ mutations=(
   'tc-out-of-range|s/NCCL_IB_TC: "128"/NCCL_IB_TC: "256"/'
   'verbs-off|s/- --poll-interval=10s/- --no-collector.verbs/'
   'no-hca|s|rdma/hca_shared_devices_a:|rdma/other:|'
+  'all-interfaces|s|--web.listen-address=$(HOST_IP):9879|--web.listen-address=:9879|'
+  'liveness-without-path|s|path: /-/healthy|tcpSocket: {port: metrics}|'
 )
 for m in "${mutations[@]}"; do
   name=${m%%|*}
@@ -134,6 +138,32 @@ for m in "${mutations[@]}"; do
     echo "policy rejects $name: $(head -1 "$bad/$name.err" | sed 's/.*policy: //')"
   fi
 done
+
+# 6. The kubelet's probes of every overlay against the exporter started with that overlay's flags
+#    (tests/deploy/probes_test.mjs): a web config with TLS and basic auth stands in for the
+#    webconfig overlay's Secret.
+if [ -z "$EXPORTER" ] || [ ! -x "$EXPORTER" ]; then
+  echo "FAIL: the built exporter (third argument) is needed for the probe test: '$EXPORTER'"
+  fail=1
+else
+  pki=$WORK/probe-pki
+  rm -rf "$pki"
+  mkdir -p "$pki"
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj /CN=localhost \
+    -keyout "$pki/tls.key" -out "$pki/tls.crt" >/dev/null 2>&1
+  # bcrypt (cost 4) of "probe-test"; the probes send no credentials, so only its shape matters.
+  cat >"$pki/web-config.yml" <<'YAML'
+tls_server_config:
+  cert_file: tls.crt
+  key_file: tls.key
+basic_auth_users:
+  prometheus: $2b$04$A7ToaOQIRsFYMwf7DW.Yse.udw7zrFt/flWQXlG.sgidg9ODH7Req
+YAML
+  chmod 600 "$pki/tls.key" "$pki/web-config.yml"
+  cp "$SRC/tests/deploy/probes_test.mjs" "$TOOLS/"
+  node "$TOOLS/probes_test.mjs" "$EXPORTER" "$SRC/tests/fixtures/mlx5-ib" "$pki/web-config.yml" \
+    "$WORK"/rendered/*.yaml || fail=1
+fi
 
 if [ "$fail" -ne 0 ]; then
   echo "kubernetes manifests: FAILED"

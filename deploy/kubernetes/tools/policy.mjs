@@ -45,8 +45,21 @@ if (ds) {
     const m = (ex.volumeMounts ?? []).find((v) => v.name === sysVol.name);
     need(m?.readOnly === true, "host /sys mounted read-only");
     need((ex.args ?? []).includes(`--path.sysfs=${m?.mountPath}`), "--path.sysfs is the /sys mount");
-    need(ex.livenessProbe?.httpGet?.path === "/-/healthy", "liveness probe /-/healthy");
-    need(ex.readinessProbe?.httpGet?.path === "/-/ready", "readiness probe /-/ready");
+    // With --web.config.file the endpoints may need credentials or TLS: TCP probes there.
+    const webConfig = (ex.args ?? []).some((a) => a.startsWith("--web.config.file"));
+    const probeOk = (probe, path) =>
+      probe?.httpGet?.path === path || (webConfig && probe?.tcpSocket?.port !== undefined);
+    need(probeOk(ex.livenessProbe, "/-/healthy"), "liveness probe /-/healthy (tcpSocket with --web.config.file)");
+    need(probeOk(ex.readinessProbe, "/-/ready"), "readiness probe /-/ready (tcpSocket with --web.config.file)");
+  }
+  // Never every host interface: with hostNetwork that includes the IPoIB/RoCE fabric interfaces
+  // tenant jobs reach. The node's own address (HOST_IP from status.hostIP) or loopback.
+  if (ex) {
+    const listen = (ex.args ?? []).filter((a) => a.startsWith("--web.listen-address="));
+    const addr = listen.length === 1 ? listen[0].slice("--web.listen-address=".length) : "";
+    const hostIp = (ex.env ?? []).find((e) => e.name === "HOST_IP")?.valueFrom?.fieldRef?.fieldPath;
+    need((addr === "$(HOST_IP):9879" && hostIp === "status.hostIP") || addr.startsWith("127.0.0.1:"),
+      "exporter: one --web.listen-address, $(HOST_IP):9879 with HOST_IP from status.hostIP, or 127.0.0.1");
   }
   if (ex) checkRoceChecks(ex);
 }
