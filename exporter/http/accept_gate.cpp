@@ -101,8 +101,7 @@ std::unique_ptr<AcceptGate> AcceptGate::Install(int listener, const AcceptGateCo
   gate->ready_event_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   gate->stop_event_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   gate->epoll_ = epoll_create1(EPOLL_CLOEXEC);
-  if (gate->listener_ < 0 || gate->ready_event_ < 0 || gate->stop_event_ < 0 ||
-      gate->epoll_ < 0) {
+  if (gate->listener_ < 0 || gate->ready_event_ < 0 || gate->stop_event_ < 0 || gate->epoll_ < 0) {
     *error = std::string("accept gate: ") + std::strerror(errno);
     return nullptr;  // the destructor closes what was opened
   }
@@ -186,8 +185,8 @@ void AcceptGate::Run() {
     auto now = std::chrono::steady_clock::now();
     int timeout = -1;
     if (!pending_.empty()) {
-      auto wait = std::chrono::ceil<std::chrono::milliseconds>(
-          pending_.begin()->second.deadline - now);
+      auto wait =
+          std::chrono::ceil<std::chrono::milliseconds>(pending_.begin()->second.deadline - now);
       timeout = static_cast<int>(std::max<int64_t>(0, wait.count()));
     }
     if (listener_paused_) {

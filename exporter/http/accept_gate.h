@@ -36,9 +36,9 @@ namespace rdma_exporter {
 struct AcceptGateConfig {
   bool tls = false;  // wait for the first TLS record instead of an HTTP head
   std::chrono::milliseconds read_timeout{5000};
-  size_t max_pending = 4096;          // pending plus queued connections, all peers
+  size_t max_pending = 4096;           // pending plus queued connections, all peers
   size_t max_pending_per_peer = 1024;  // pending connections of one peer address
-  size_t max_head = 16384;            // CivetWeb's max_request_size
+  size_t max_head = 16384;             // CivetWeb's max_request_size
 };
 
 class AcceptGate {
@@ -92,8 +92,8 @@ class AcceptGate {
   std::thread thread_;
 
   // Gate thread only.
-  uint64_t next_id_ = 2;                        // 0 = listener, 1 = stop
-  std::map<uint64_t, Pending> pending_;         // by id = accept order = deadline order
+  uint64_t next_id_ = 2;                 // 0 = listener, 1 = stop
+  std::map<uint64_t, Pending> pending_;  // by id = accept order = deadline order
   std::map<std::string, std::set<uint64_t>> peers_;
   bool listener_paused_ = false;  // out of descriptors: retry after a pause
   std::chrono::steady_clock::time_point resume_at_;

@@ -270,7 +270,7 @@ bool HttpServer::Listen(const WebConfig& web, std::string* error) {
     if (gate_ == nullptr) {
       // Still serving, as before the gate: idle connections then hold workers.
       LogWarn("accept gate not installed; idle connections occupy worker threads",
-                 {{"error", gate_error_}});
+              {{"error", gate_error_}});
     }
   }
   mg_server_port server_ports[4]{};

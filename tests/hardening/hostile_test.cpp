@@ -272,7 +272,9 @@ TEST(Hostile, EndlessRequestHeadGetsAnError) {
   ASSERT_TRUE(exporter.ready()) << exporter.process().stderr_text();
   std::string head = "GET /metrics HTTP/1.1\r\nX-Big: " + std::string(20000, 'a');
   std::string reply = Exchange(exporter.port(), head, std::chrono::milliseconds(10000));
-  EXPECT_EQ(reply.rfind("HTTP/1.1 4", 0), 0u) << reply.substr(0, 200);
+  // CivetWeb answers 400 (HTTP/1.0) when its 16 KiB buffer fills without an end of head.
+  EXPECT_EQ(reply.rfind("HTTP/1.", 0), 0u) << reply.substr(0, 200);
+  EXPECT_EQ(reply.substr(8, 2), " 4") << reply.substr(0, 200);
   EXPECT_TRUE(exporter.process().Running());
 }
 
@@ -286,8 +288,8 @@ TEST(Hostile, IdleTlsConnectionsDoNotStarveAScraper) {
   std::ofstream(config) << "tls_server_config:\n  cert_file: " << pki.path()
                         << "/server.pem\n  key_file: " << pki.path() << "/server.key\n";
   std::vector<std::string> ca = {"--cacert", pki.path() + "/ca.pem"};
-  ExporterProcess exporter({"--path.sysfs=" + FixturePath("mlx5-ib"),
-                            "--web.config.file=" + config, "--web.read-timeout=3s"},
+  ExporterProcess exporter({"--path.sysfs=" + FixturePath("mlx5-ib"), "--web.config.file=" + config,
+                            "--web.read-timeout=3s"},
                            true, ca);
   ASSERT_TRUE(exporter.ready()) << exporter.process().stderr_text();
   std::vector<int> idle;
@@ -303,7 +305,8 @@ TEST(Hostile, IdleTlsConnectionsDoNotStarveAScraper) {
   for (int i = 0; i < 5; ++i) {
     auto start = Clock::now();
     CurlResult r = Curl(ca, exporter.url("/metrics"));
-    worst = std::max(worst, std::chrono::duration<double, std::milli>(Clock::now() - start).count());
+    worst =
+        std::max(worst, std::chrono::duration<double, std::milli>(Clock::now() - start).count());
     EXPECT_EQ(r.status, 200) << r.out;
     EXPECT_NE(r.out.find("rdma_port_up"), std::string::npos);
   }
