@@ -91,12 +91,11 @@ int FindListeningSocket(uint16_t port) {
   return found;
 }
 
-AcceptGate::AcceptGate(int number, const AcceptGateConfig& config)
-    : number_(number), config_(config) {}
+AcceptGate::AcceptGate(const AcceptGateConfig& config) : config_(config) {}
 
 std::unique_ptr<AcceptGate> AcceptGate::Install(int listener, const AcceptGateConfig& config,
                                                 std::string* error) {
-  std::unique_ptr<AcceptGate> gate(new AcceptGate(listener, config));
+  std::unique_ptr<AcceptGate> gate(new AcceptGate(config));
   gate->listener_ = fcntl(listener, F_DUPFD_CLOEXEC, 0);
   gate->ready_event_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   gate->stop_event_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);

@@ -72,7 +72,7 @@ class AcceptGate {
     std::chrono::steady_clock::time_point deadline;
   };
 
-  AcceptGate(int number, const AcceptGateConfig& config);
+  explicit AcceptGate(const AcceptGateConfig& config);
   void Run();
   void AcceptAll();
   void Admit(const Conn& conn);
@@ -83,7 +83,6 @@ class AcceptGate {
   void CloseOldestOf(const std::string& peer);
   size_t ReadyCount();
 
-  const int number_;  // CivetWeb's listener number (now the eventfd)
   const AcceptGateConfig config_;
   int listener_ = -1;     // the real listening socket
   int ready_event_ = -1;  // readable while ready_ is not empty
