@@ -141,6 +141,7 @@ void AcceptGate::Stop() {
     CloseFd(p.conn.fd);
   pending_.clear();
   peers_.clear();
+  if (config_.stats != nullptr) config_.stats->pending = 0;
   {
     std::lock_guard lock(mu_);
     for (auto& c : ready_)
@@ -206,7 +207,8 @@ void AcceptGate::Run() {
     now = std::chrono::steady_clock::now();
     // Same timeout for all: the oldest expire first.
     while (!pending_.empty() && pending_.begin()->second.deadline <= now)
-      Close(pending_.begin()->first);
+      Close(pending_.begin()->first, Why::kTimeout);
+    if (config_.stats != nullptr) config_.stats->pending = static_cast<int64_t>(pending_.size());
     if (listener_paused_ && now >= resume_at_) {
       epoll_event ev{};
       ev.events = EPOLLIN;
@@ -234,7 +236,7 @@ void AcceptGate::AcceptAll() {
       // Out of descriptors: make room from the oldest pending client, or wait a little (the
       // listener is level-triggered and would spin).
       if (!pending_.empty()) {
-        Close(pending_.begin()->first);
+        Close(pending_.begin()->first, Why::kLimit);
         continue;
       }
       epoll_event ev{};
@@ -271,6 +273,7 @@ void AcceptGate::Admit(const Conn& conn) {
     }
     if (most == nullptr) {  // all queued for CivetWeb: nothing to evict
       close(conn.fd);
+      if (config_.stats != nullptr) ++config_.stats->closed_limit;
       return;
     }
     CloseOldestOf(*most);
@@ -290,7 +293,7 @@ void AcceptGate::Admit(const Conn& conn) {
 
 void AcceptGate::CloseOldestOf(const std::string& peer) {
   auto it = peers_.find(peer);
-  if (it != peers_.end() && !it->second.empty()) Close(*it->second.begin());
+  if (it != peers_.end() && !it->second.empty()) Close(*it->second.begin(), Why::kLimit);
 }
 
 bool AcceptGate::HeadComplete(const unsigned char* data, size_t size) const {
@@ -346,9 +349,11 @@ void AcceptGate::HandOver(uint64_t id) {
   [[maybe_unused]] ssize_t n = write(ready_event_, &one, sizeof(one));
 }
 
-void AcceptGate::Close(uint64_t id) {
+void AcceptGate::Close(uint64_t id, Why why) {
   auto it = pending_.find(id);
   if (it == pending_.end()) return;
+  if (config_.stats != nullptr && why == Why::kTimeout) ++config_.stats->closed_timeout;
+  if (config_.stats != nullptr && why == Why::kLimit) ++config_.stats->closed_limit;
   close(it->second.conn.fd);  // also leaves the epoll set
   auto peer = peers_.find(it->second.peer);
   peer->second.erase(id);

@@ -20,6 +20,7 @@
 
 #include <sys/socket.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -33,12 +34,20 @@
 
 namespace rdma_exporter {
 
+// Counters that outlive a gate (a reload replaces it), for the exporter's self metrics.
+struct AcceptGateStats {
+  std::atomic<int64_t> pending{0};          // waiting for their head now
+  std::atomic<uint64_t> closed_timeout{0};  // closed at the read timeout
+  std::atomic<uint64_t> closed_limit{0};    // closed by the per-peer or total bound
+};
+
 struct AcceptGateConfig {
   bool tls = false;  // wait for the first TLS record instead of an HTTP head
   std::chrono::milliseconds read_timeout{5000};
   size_t max_pending = 4096;           // pending plus queued connections, all peers
   size_t max_pending_per_peer = 1024;  // pending connections of one peer address
   size_t max_head = 16384;             // CivetWeb's max_request_size
+  AcceptGateStats* stats = nullptr;    // optional; must outlive the gate
 };
 
 class AcceptGate {
@@ -79,7 +88,8 @@ class AcceptGate {
   void OnReadable(uint64_t id);
   bool HeadComplete(const unsigned char* data, size_t size) const;
   void HandOver(uint64_t id);
-  void Close(uint64_t id);
+  enum class Why { kOther, kTimeout, kLimit };
+  void Close(uint64_t id, Why why = Why::kOther);
   void CloseOldestOf(const std::string& peer);
   size_t ReadyCount();
 

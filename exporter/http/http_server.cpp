@@ -187,7 +187,9 @@ HeaderList LandingHeaders(const WebConfig& web) {
 }  // namespace
 
 HttpServer::HttpServer(HttpConfig config, Poller& poller)
-    : config_(std::move(config)), poller_(poller) {}
+    : config_(std::move(config)),
+      poller_(poller),
+      gate_stats_(std::make_unique<AcceptGateStats>()) {}
 
 HttpServer::~HttpServer() {
   Stop();
@@ -316,6 +318,7 @@ void* HttpServer::InitThread(const mg_context* ctx, int thread_type) noexcept {
       config.read_timeout = server->config_.read_timeout;
       config.max_pending = static_cast<size_t>(server->config_.max_pending_connections);
       config.max_pending_per_peer = std::max<size_t>(1, config.max_pending / 4);
+      config.stats = server->gate_stats_.get();
       gate = AcceptGate::Install(listener, config, &error);
     }
   } catch (const std::exception& e) {
@@ -380,6 +383,16 @@ void HttpServer::AddSelfMetrics(MetricSink& sink) const {
                {{"result", "success"}}, static_cast<double>(reloads_ok_.load()));
   sink.Counter("rdma_exporter_web_config_reloads_total", "", {{"result", "failure"}},
                static_cast<double>(reloads_failed_.load()));
+  sink.Gauge("rdma_exporter_web_pending_connections",
+             "Connections accepted whose request head has not arrived yet (they hold no worker).",
+             {}, static_cast<double>(gate_stats_->pending.load()));
+  sink.Counter("rdma_exporter_web_pending_connections_closed_total",
+               "Connections closed before their request head arrived: at --web.read-timeout, or "
+               "to stay within --web.max-pending-connections.",
+               {{"reason", "read_timeout"}},
+               static_cast<double>(gate_stats_->closed_timeout.load()));
+  sink.Counter("rdma_exporter_web_pending_connections_closed_total", "", {{"reason", "limit"}},
+               static_cast<double>(gate_stats_->closed_limit.load()));
 }
 
 int HttpServer::BeginRequest(mg_connection* conn) noexcept {

@@ -214,7 +214,8 @@ TEST(Hostile, IdleConnectionsNeverHoldAWorker) {
 // its oldest, long before the read timeout. Scrapes from the same address still get in.
 TEST(Hostile, PendingConnectionsOfOnePeerAreBounded) {
   ExporterProcess exporter({"--path.sysfs=" + FixturePath("mlx5-ib"),
-                            "--web.max-pending-connections=16", "--web.read-timeout=30s"});
+                            "--web.max-pending-connections=16", "--web.read-timeout=30s",
+                            "--poll-interval=200ms"});
   ASSERT_TRUE(exporter.ready()) << exporter.process().stderr_text();
   std::vector<int> idle;
   for (int i = 0; i < 10; ++i) {
@@ -230,6 +231,19 @@ TEST(Hostile, PendingConnectionsOfOnePeerAreBounded) {
   EXPECT_GT(ScrapeMs(exporter.port()), 0);
   for (int fd : idle)
     close(fd);
+  // Counted (self metrics are taken at each poll, every 200 ms here): the 6 above, and a seventh
+  // for the scrape's own connection, which found the address at its bound.
+  std::string body;
+  std::string line = "rdma_exporter_web_pending_connections_closed_total{reason=\"limit\"} 7\n";
+  std::string none = "rdma_exporter_web_pending_connections 0\n";
+  for (int i = 0;
+       i < 50 && (body.find(line) == std::string::npos || body.find(none) == std::string::npos);
+       ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    body = HttpGet(exporter.port(), "/metrics").body;
+  }
+  EXPECT_NE(body.find(line), std::string::npos) << body.substr(body.find("rdma_exporter_web"), 400);
+  EXPECT_NE(body.find(none), std::string::npos);
 }
 
 // Keep-alive: two requests on one connection, both answered.
@@ -319,7 +333,8 @@ TEST(Hostile, IdleTlsConnectionsDoNotStarveAScraper) {
 
 TEST(Hostile, SlowlorisIsCutAtTheReadTimeout) {
   RaiseFdLimit();
-  ExporterProcess exporter({"--path.sysfs=" + FixturePath("mlx5-ib"), "--web.read-timeout=1s"});
+  ExporterProcess exporter(
+      {"--path.sysfs=" + FixturePath("mlx5-ib"), "--web.read-timeout=1s", "--poll-interval=200ms"});
   ASSERT_TRUE(exporter.ready()) << exporter.process().stderr_text();
   // 200 clients each sending a header byte every 100 ms, never finishing the head.
   std::vector<int> slow;
@@ -360,6 +375,15 @@ TEST(Hostile, SlowlorisIsCutAtTheReadTimeout) {
   EXPECT_LT(worst, 2000);
   for (int fd : slow)
     close(fd);
+  // Counted as closed at the read timeout (self metrics are taken at each poll).
+  std::string line =
+      "rdma_exporter_web_pending_connections_closed_total{reason=\"read_timeout\"} 200\n";
+  std::string body;
+  for (int i = 0; i < 50 && body.find(line) == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    body = HttpGet(exporter.port(), "/metrics").body;
+  }
+  EXPECT_NE(body.find(line), std::string::npos);
 }
 
 TEST(Hostile, OversizedAndMalformedRequestsAreRefused) {

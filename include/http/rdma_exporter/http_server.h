@@ -21,6 +21,7 @@ struct mg_connection;
 namespace rdma_exporter {
 
 class AcceptGate;
+struct AcceptGateStats;
 
 struct HttpConfig {
   std::string civetweb_ports;  // from ListenAddressToCivetweb
@@ -90,6 +91,7 @@ class HttpServer {
   bool gate_done_ = false;
   std::string gate_error_;
   std::unique_ptr<AcceptGate> gate_;
+  std::unique_ptr<AcceptGateStats> gate_stats_;  // across gates (reloads)
   std::atomic<uint64_t> reloads_ok_{0}, reloads_failed_{0};
   std::atomic<bool> last_reload_ok_{true};
 };
