@@ -68,7 +68,9 @@ Flags WebFlags() {
          options->web_config_file = value;
          return std::string();
        }},
-      {"web.max-connections", "1024", "Connections served at once (one thread each); more wait.",
+      {"web.max-connections", "32",
+       "Requests served at once (one thread each, started up front);\n"
+       "a connection gets one once its request head has arrived.",
        true,
        [](const std::string& value, Options* options) {
          auto number = ParseUnsigned(value, 16384);
@@ -76,6 +78,18 @@ Flags WebFlags() {
            return "invalid --web.max-connections \"" + value + "\" (want 1..16384)";
          }
          options->web_max_connections = static_cast<int>(*number);
+         return std::string();
+       }},
+      {"web.max-pending-connections", "4096",
+       "Connections still sending their request head (a quarter per\n"
+       "client address); beyond it the oldest are closed.",
+       true,
+       [](const std::string& value, Options* options) {
+         auto number = ParseUnsigned(value, 1048576);
+         if (!number || *number < 4) {
+           return "invalid --web.max-pending-connections \"" + value + "\" (want 4..1048576)";
+         }
+         options->web_max_pending_connections = static_cast<int>(*number);
          return std::string();
        }},
       {"web.read-timeout", "5s", "Time a client has to send its request head.", true,

@@ -18,7 +18,8 @@ struct Options : NodeOptions {  // --path.sysfs, --path.fixtures, device filters
   std::string listen_address = ":9879";
   std::string telemetry_path = "/metrics";
   std::string web_config_file;                       // --web.config.file (TLS, basic auth)
-  int web_max_connections = 1024;                    // --web.max-connections
+  int web_max_connections = 32;                      // --web.max-connections
+  int web_max_pending_connections = 4096;            // --web.max-pending-connections
   std::chrono::milliseconds web_read_timeout{5000};  // --web.read-timeout
   std::chrono::milliseconds poll_interval{10000};
   // --poll-interval.slow: device identity, GIDs, PCIe, DCB/ECN/verbs configuration.

@@ -78,6 +78,7 @@ HttpConfig MakeHttpConfig(const Options& options) {
   http.collect_on_scrape = options.poll_interval.count() == 0;
   http.web_config_file = options.web_config_file;
   http.max_connections = options.web_max_connections;
+  http.max_pending_connections = options.web_max_pending_connections;
   http.read_timeout = options.web_read_timeout;
   http.tls_available = InitHttpLibrary();
   return http;

@@ -2,10 +2,12 @@
 
 #include <civetweb.h>
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <sstream>
 
+#include "accept_gate.h"
 #include "rdma_exporter/logging.h"
 #include "rdma_exporter/metric_names.h"
 #include "rdma_exporter/parse.h"
@@ -185,7 +187,9 @@ HeaderList LandingHeaders(const WebConfig& web) {
 }  // namespace
 
 HttpServer::HttpServer(HttpConfig config, Poller& poller)
-    : config_(std::move(config)), poller_(poller) {}
+    : config_(std::move(config)),
+      poller_(poller),
+      gate_stats_(std::make_unique<AcceptGateStats>()) {}
 
 HttpServer::~HttpServer() {
   Stop();
@@ -235,8 +239,10 @@ bool HttpServer::Listen(const WebConfig& web, std::string* error) {
   const char* options[] = {"listening_ports", ports.c_str(), "num_threads", threads.c_str(),
                            // The whole request head must arrive within this (slowloris).
                            "request_timeout_ms", timeout.c_str(),
-                           // Idle keep-alive connections give their thread back quickly.
-                           "keep_alive_timeout_ms", "2000", "enable_keep_alive", "yes",
+                           // A keep-alive connection keeps its worker while idle (the gate
+                           // sees it only once): give it back soon. Prometheus scrapes every
+                           // 15 s or more and reconnects anyway; bursts still reuse it.
+                           "keep_alive_timeout_ms", "1000", "enable_keep_alive", "yes",
                            // Request line plus headers; larger requests are refused.
                            "max_request_size", "16384", "enable_directory_listing", "no",
                            // Headers and body are separate writes: without TCP_NODELAY the body
@@ -245,13 +251,29 @@ bool HttpServer::Listen(const WebConfig& web, std::string* error) {
   mg_callbacks callbacks{};
   callbacks.begin_request = &BeginRequest;
   callbacks.external_ssl_ctx = &ExternalSslContext;
+  callbacks.init_thread = &InitThread;
   listen_tls_error_.clear();
+  {
+    std::lock_guard lock(gate_mu_);
+    gate_done_ = false;
+    gate_error_.clear();
+  }
   ctx_ = mg_start(&callbacks, this, options);
   if (ctx_ == nullptr) {
     *error = !listen_tls_error_.empty()
                  ? listen_tls_error_
                  : "cannot listen on " + ports + " (address in use or not local?)";
     return false;
+  }
+  {
+    // The master thread starts last in mg_start and installs the gate before its first poll.
+    std::unique_lock lock(gate_mu_);
+    gate_cv_.wait_for(lock, std::chrono::seconds(10), [this] { return gate_done_; });
+    if (gate_ == nullptr) {
+      // Still serving, as before the gate: idle connections then hold workers.
+      LogWarn("accept gate not installed; idle connections occupy worker threads",
+              {{"error", gate_error_}});
+    }
   }
   mg_server_port server_ports[4]{};
   if (mg_get_server_ports(ctx_, 4, server_ports) > 0) port_ = server_ports[0].port;
@@ -278,11 +300,45 @@ int HttpServer::ExternalSslContext(void** ssl_ctx, void* self) noexcept {
   return -1;
 }
 
+void* HttpServer::InitThread(const mg_context* ctx, int thread_type) noexcept {
+  if (thread_type != 0) return nullptr;  // workers
+  auto* server = static_cast<HttpServer*>(mg_get_user_data(ctx));
+  std::unique_ptr<AcceptGate> gate;
+  std::string error;
+  try {
+    mg_server_port ports[1]{};
+    int listener = mg_get_server_ports(ctx, 1, ports) == 1
+                       ? FindListeningSocket(static_cast<uint16_t>(ports[0].port))
+                       : -1;
+    if (listener < 0) {
+      error = "listening socket not found in /proc/self/fd";
+    } else {
+      AcceptGateConfig config;
+      config.tls = ports[0].is_ssl != 0;
+      config.read_timeout = server->config_.read_timeout;
+      config.max_pending = static_cast<size_t>(server->config_.max_pending_connections);
+      config.max_pending_per_peer = std::max<size_t>(1, config.max_pending / 4);
+      config.stats = server->gate_stats_.get();
+      gate = AcceptGate::Install(listener, config, &error);
+    }
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  std::lock_guard lock(server->gate_mu_);
+  server->gate_ = std::move(gate);
+  server->gate_error_ = error;
+  server->gate_done_ = true;
+  server->gate_cv_.notify_all();
+  return nullptr;
+}
+
 void HttpServer::Stop() {
   if (ctx_ != nullptr) {
-    mg_stop(ctx_);
+    mg_stop(ctx_);  // closes CivetWeb's listener number (the gate's eventfd) first
     ctx_ = nullptr;
   }
+  std::lock_guard lock(gate_mu_);
+  gate_.reset();
 }
 
 bool HttpServer::Reload(std::string* error) {
@@ -327,6 +383,16 @@ void HttpServer::AddSelfMetrics(MetricSink& sink) const {
                {{"result", "success"}}, static_cast<double>(reloads_ok_.load()));
   sink.Counter("rdma_exporter_web_config_reloads_total", "", {{"result", "failure"}},
                static_cast<double>(reloads_failed_.load()));
+  sink.Gauge("rdma_exporter_web_pending_connections",
+             "Connections accepted whose request head has not arrived yet (they hold no worker).",
+             {}, static_cast<double>(gate_stats_->pending.load()));
+  sink.Counter("rdma_exporter_web_pending_connections_closed_total",
+               "Connections closed before their request head arrived: at --web.read-timeout, or "
+               "to stay within --web.max-pending-connections.",
+               {{"reason", "read_timeout"}},
+               static_cast<double>(gate_stats_->closed_timeout.load()));
+  sink.Counter("rdma_exporter_web_pending_connections_closed_total", "", {{"reason", "limit"}},
+               static_cast<double>(gate_stats_->closed_limit.load()));
 }
 
 int HttpServer::BeginRequest(mg_connection* conn) noexcept {

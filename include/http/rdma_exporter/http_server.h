@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -19,14 +20,20 @@ struct mg_connection;
 
 namespace rdma_exporter {
 
+class AcceptGate;
+struct AcceptGateStats;
+
 struct HttpConfig {
   std::string civetweb_ports;  // from ListenAddressToCivetweb
   std::string telemetry_path = "/metrics";
   bool collect_on_scrape = false;  // --poll-interval=0
   std::string web_config_file;     // --web.config.file; empty = plain HTTP, no auth
-  // --web.max-connections: CivetWeb serves one connection per worker thread, so this is the
-  // number of threads; further connections wait in the accept queue.
-  int max_connections = 1024;
+  // --web.max-connections: requests served at once (CivetWeb worker threads, all started at
+  // once). Connections reach a worker only once their request head is complete (AcceptGate).
+  int max_connections = 32;
+  // --web.max-pending-connections: connections still sending their request head, all peers
+  // (one peer address may hold a quarter). Beyond it the oldest pending ones are closed.
+  int max_pending_connections = 4096;
   // --web.read-timeout: the whole request head must arrive within it (slowloris bound).
   std::chrono::milliseconds read_timeout{5000};
   // mg_init_library(MG_FEATURES_TLS) returned the TLS bit (the OpenSSL shims were found).
@@ -65,6 +72,8 @@ class HttpServer {
   // return), so nothing unwinds through CivetWeb's C frames.
   static int BeginRequest(mg_connection* conn) noexcept;
   static int ExternalSslContext(void** ssl_ctx, void* self) noexcept;
+  // On CivetWeb's master thread before it polls: puts the AcceptGate in front of the listener.
+  static void* InitThread(const mg_context* ctx, int thread_type) noexcept;
   int Route(mg_connection* conn);
   int HandleMetrics(mg_connection* conn, const Active& active);
   int HandleLanding(mg_connection* conn, const Active& active);
@@ -76,6 +85,13 @@ class HttpServer {
   mutable std::mutex mu_;
   std::shared_ptr<const Active> active_;
   std::string listen_tls_error_;  // set by ExternalSslContext while starting
+  // Set by InitThread on the master thread; Listen waits for gate_done_.
+  std::mutex gate_mu_;
+  std::condition_variable gate_cv_;
+  bool gate_done_ = false;
+  std::string gate_error_;
+  std::unique_ptr<AcceptGate> gate_;
+  std::unique_ptr<AcceptGateStats> gate_stats_;  // across gates (reloads)
   std::atomic<uint64_t> reloads_ok_{0}, reloads_failed_{0};
   std::atomic<bool> last_reload_ok_{true};
 };
