@@ -117,13 +117,19 @@ class PollLoop {
   std::thread thread_;  // last: starts once the members it uses exist
 };
 
-// Serves until SIGINT or SIGTERM (returned); SIGHUP reloads the web config.
+// Serves until SIGINT or SIGTERM (returned); SIGHUP reloads the web config. Returns 0 when a
+// reload lost the listener.
 int WaitForTermination(const sigset_t& signals, HttpServer& server, const Options& options) {
   int sig = 0;
   std::string error;
   while (sigwait(&signals, &sig) == 0 && sig == SIGHUP) {
     if (server.Reload(&error)) {
       LogInfo("reloaded web config", {{"file", options.web_config_file}});
+    } else if (server.listener_lost()) {
+      // Alive but not listening would look healthy to a supervisor that only watches the process.
+      LogError("web config reload lost the listener; exiting so that the supervisor restarts",
+               {{"error", error}});
+      return 0;
     } else {
       LogError("web config reload failed; keeping the previous one", {{"error", error}});
     }
@@ -164,12 +170,12 @@ int Serve(const Options& options) {
 
   PollLoop poll_loop(poller, options.poll_interval);
   int sig = WaitForTermination(signals, server, options);
-  LogInfo("shutting down", {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
+  if (sig != 0) LogInfo("shutting down", {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
   poll_loop.Stop();
   web_server = nullptr;
   server.Stop();
   ShutdownHttpLibrary();
-  return 0;
+  return sig == 0 ? 1 : 0;  // 0: the listener was lost
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "rdma_exporter/http_server.h"
 
 #include <civetweb.h>
+#include <openssl/ssl.h>
 
 #include <algorithm>
 #include <cstring>
@@ -220,9 +221,8 @@ bool HttpServer::Listen(const WebConfig& web, std::string* error) {
         "shims next to the binary were not found); refusing to serve";
     return false;
   }
-  auto next = std::make_shared<Active>();
-  next->web = web;
-  next->auth = std::make_shared<BasicAuth>(web.users);
+  auto next = MakeActive(web, error);
+  if (next == nullptr) return false;
   {
     std::lock_guard lock(mu_);
     active_ = next;
@@ -280,24 +280,45 @@ bool HttpServer::Listen(const WebConfig& web, std::string* error) {
   return true;
 }
 
+std::shared_ptr<const HttpServer::Active> HttpServer::MakeActive(const WebConfig& web,
+                                                                 std::string* error) {
+  auto next = std::make_shared<Active>();
+  next->web = web;
+  auto previous = active();
+  next->auth =
+      std::make_shared<BasicAuth>(web.users, previous != nullptr ? previous->auth.get() : nullptr);
+  if (web.tls) {
+    auto* ctx = static_cast<SSL_CTX*>(NewServerSslContext(*web.tls, error));
+    if (ctx == nullptr) return nullptr;
+    // Connections start on the context CivetWeb got when the listener started; this moves each
+    // to the newest one before its handshake uses any setting (a reload in place).
+    SSL_CTX_set_client_hello_cb(ctx, &HttpServer::ClientHello, this);
+    next->ssl_ctx = std::shared_ptr<void>(ctx, &FreeSslContext);
+  }
+  return next;
+}
+
+int HttpServer::ClientHello(SSL* ssl, int* /*alert*/, void* self) noexcept {
+  try {
+    auto a = static_cast<HttpServer*>(self)->active();
+    if (a != nullptr && a->ssl_ctx != nullptr && a->web.tls)
+      SwitchSslContext(ssl, a->ssl_ctx.get(), *a->web.tls);
+    return SSL_CLIENT_HELLO_SUCCESS;
+  } catch (...) {
+    return SSL_CLIENT_HELLO_ERROR;
+  }
+}
+
 int HttpServer::ExternalSslContext(void** ssl_ctx, void* self) noexcept {
   // Called with *ssl_ctx == nullptr when CivetWeb needs a context, and with the context when it
-  // frees it (0 = CivetWeb frees it).
+  // frees it (0 = CivetWeb frees it: it holds its own reference).
   if (*ssl_ctx != nullptr) return 0;
   auto* server = static_cast<HttpServer*>(self);
-  try {
-    auto a = server->active();
-    if (a == nullptr || !a->web.tls) return 0;
-    void* ctx = NewServerSslContext(*a->web.tls, &server->listen_tls_error_);
-    if (ctx == nullptr) return -1;
-    *ssl_ctx = ctx;
-    return 1;
-  } catch (const std::exception& e) {
-    server->listen_tls_error_ = std::string("TLS context: ") + e.what();
-  } catch (...) {
-    server->listen_tls_error_ = "TLS context: unknown exception";
-  }
-  return -1;
+  auto a = server->active();
+  if (a == nullptr || a->ssl_ctx == nullptr) return 0;
+  SSL_CTX_up_ref(static_cast<SSL_CTX*>(a->ssl_ctx.get()));
+  *ssl_ctx = a->ssl_ctx.get();
+  return 1;
 }
 
 void* HttpServer::InitThread(const mg_context* ctx, int thread_type) noexcept {
@@ -350,20 +371,24 @@ bool HttpServer::Reload(std::string* error) {
   }
   if (ok) {
     auto old = active();
-    bool restart = old == nullptr || old->web.tls.has_value() || web.tls.has_value();
+    bool restart = old == nullptr || old->web.tls.has_value() != web.tls.has_value();
     if (!restart) {
-      auto next = std::make_shared<Active>();
-      next->web = web;
-      next->auth = std::make_shared<BasicAuth>(web.users);
-      std::lock_guard lock(mu_);
-      active_ = next;
+      // Users, headers and TLS (certificates re-read from their files, client CAs, versions,
+      // ciphers) change in the running listener: the port never closes. New connections use the
+      // new context (ClientHello); established ones keep theirs.
+      auto next = MakeActive(web, error);
+      if (next == nullptr) {
+        ok = false;
+      } else {
+        std::lock_guard lock(mu_);
+        active_ = next;
+      }
     } else {
-      // CivetWeb cannot swap its TLS context: restart the listener on the same port (this
-      // also re-reads rotated certificate files).
+      // Between HTTP and HTTPS CivetWeb needs a new listener (same port).
       Stop();
       if (!Listen(web, error)) {
         std::string ignored;
-        if (old != nullptr) Listen(old->web, &ignored);
+        if (old == nullptr || !Listen(old->web, &ignored)) listener_lost_ = true;
         ok = false;
       }
     }

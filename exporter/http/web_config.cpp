@@ -362,6 +362,55 @@ bool ParseWebConfig(std::string_view yaml, const std::string& base_dir, WebConfi
   return true;
 }
 
+namespace {
+// The OpenSSL cipher lists of a config: {TLS 1.2 list, TLS 1.3 suites ("" = OpenSSL's, all AEAD)}.
+std::pair<std::string, std::string> CipherLists(const TlsServerConfig& tls) {
+  std::string tls12, tls13;
+  for (const auto& name : tls.cipher_suites) {
+    bool is13 = name.rfind("TLS_", 0) == 0;
+    std::string& list = is13 ? tls13 : tls12;
+    list += (list.empty() ? "" : ":") + name;
+  }
+  // Without cipher_suites, TLS 1.2 offers only forward-secret AEAD suites (ECDHE with AES-GCM or
+  // ChaCha20-Poly1305), as exporter-toolkit's Go default does: OpenSSL's own default would also
+  // accept static-RSA key exchange and CBC suites.
+  if (tls12.empty()) {
+    tls12 =
+        "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:"
+        "ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305";
+  }
+  return {tls12, tls13};
+}
+}  // namespace
+
+void SwitchSslContext(void* ssl_connection, void* ssl_ctx, const TlsServerConfig& tls) {
+  SSL* ssl = static_cast<SSL*>(ssl_connection);
+  SSL_CTX* ctx = static_cast<SSL_CTX*>(ssl_ctx);
+  if (SSL_get_SSL_CTX(ssl) == ctx) return;
+  // Certificate, key, client CA names and session id context come with the context; what an SSL
+  // copied from its first context when it was created is set again here.
+  SSL_set_SSL_CTX(ssl, ctx);
+  SSL_set_verify(ssl, SSL_CTX_get_verify_mode(ctx), SSL_CTX_get_verify_callback(ctx));
+  SSL_clear_options(ssl, SSL_get_options(ssl));
+  SSL_set_options(ssl, SSL_CTX_get_options(ctx));
+  SSL_set_min_proto_version(ssl, SSL_CTX_get_min_proto_version(ctx));
+  SSL_set_max_proto_version(ssl, SSL_CTX_get_max_proto_version(ctx));
+  auto [tls12, tls13] = CipherLists(tls);
+  SSL_set_cipher_list(ssl, tls12.c_str());
+  SSL_set_ciphersuites(
+      ssl, tls13.empty()
+               ? "TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256:TLS_AES_128_GCM_SHA256"
+               : tls13.c_str());
+  // Without curve_preferences: OpenSSL 3's default groups (the SSL may hold an older config's).
+  std::string groups = "X25519:P-256:X448:P-521:P-384";
+  if (!tls.curve_preferences.empty()) {
+    groups.clear();
+    for (const auto& g : tls.curve_preferences)
+      groups += (groups.empty() ? "" : ":") + g;
+  }
+  SSL_set1_groups_list(ssl, groups.c_str());
+}
+
 void* NewServerSslContext(const TlsServerConfig& tls, std::string* error) {
   auto fail = [&](SSL_CTX* ctx, const std::string& what) -> void* {
     unsigned long e = ERR_get_error();
@@ -382,20 +431,7 @@ void* NewServerSslContext(const TlsServerConfig& tls, std::string* error) {
     return fail(ctx, "private key " + tls.key_file + " does not match " + tls.cert_file);
   SSL_CTX_set_min_proto_version(ctx, tls.min_version);
   SSL_CTX_set_max_proto_version(ctx, tls.max_version);
-  std::string tls12, tls13;
-  for (const auto& name : tls.cipher_suites) {
-    bool is13 = name.rfind("TLS_", 0) == 0;
-    std::string& list = is13 ? tls13 : tls12;
-    list += (list.empty() ? "" : ":") + name;
-  }
-  // Without cipher_suites, TLS 1.2 offers only forward-secret AEAD suites (ECDHE with AES-GCM or
-  // ChaCha20-Poly1305), as exporter-toolkit's Go default does: OpenSSL's own default would also
-  // accept static-RSA key exchange and CBC suites.
-  if (tls12.empty()) {
-    tls12 =
-        "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:"
-        "ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305";
-  }
+  auto [tls12, tls13] = CipherLists(tls);
   if (SSL_CTX_set_cipher_list(ctx, tls12.c_str()) != 1)
     return fail(ctx, "cipher_suites not supported by OpenSSL");
   if (!tls13.empty() && SSL_CTX_set_ciphersuites(ctx, tls13.c_str()) != 1)
@@ -532,15 +568,30 @@ BasicAuth::BasicAuth(std::map<std::string, std::string> users) : users_(std::mov
   placeholder_hash_ = std::string(kPlaceholderHash);
   placeholder_hash_[4] = static_cast<char>('0' + cost / 10);
   placeholder_hash_[5] = static_cast<char>('0' + cost % 10);
-  if (RAND_bytes(cache_key_, sizeof(cache_key_)) != 1) {
-    // Practically unreachable (the kernel's getrandom); a fixed key only weakens the HMAC to a
-    // keyed hash the process knows, which is what a bare SHA-256 was.
-    LogWarn("no random bytes for the credential cache key", {});
-  }
 }
 
-BasicAuth::~BasicAuth() {
-  OPENSSL_cleanse(cache_key_, sizeof(cache_key_));
+BasicAuth::BasicAuth(std::map<std::string, std::string> users, const BasicAuth* previous)
+    : BasicAuth(std::move(users)) {
+  if (previous == nullptr) return;
+  // Entries are keyed by (user, password, hash) under the process's key: one of a user whose
+  // hash changed never matches, and one of a removed user is never consulted. Keeping them spares
+  // every scraper a bcrypt right after a reload.
+  std::scoped_lock lock(mu_, previous->mu_);
+  verified_ = previous->verified_;
+}
+
+const unsigned char* BasicAuth::CacheKey() {
+  // One key per process (so cached results survive a reload), drawn at first use.
+  static unsigned char key[32];
+  static std::once_flag once;
+  std::call_once(once, [] {
+    if (RAND_bytes(key, sizeof(key)) != 1) {
+      // Practically unreachable (the kernel's getrandom); a fixed key only weakens the HMAC to
+      // a keyed hash the process knows, which is what a bare SHA-256 was.
+      LogWarn("no random bytes for the credential cache key", {});
+    }
+  });
+  return key;
 }
 
 uint64_t BasicAuth::refused_without_bcrypt() const {
@@ -595,7 +646,7 @@ bool BasicAuth::Verify(const std::string& user, const std::string& password) {
   material += hash;
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned digest_len = 0;
-  HMAC(EVP_sha256(), cache_key_, sizeof(cache_key_),
+  HMAC(EVP_sha256(), CacheKey(), kCacheKeySize,
        reinterpret_cast<const unsigned char*>(material.data()), material.size(), digest,
        &digest_len);
   OPENSSL_cleanse(material.data(), material.size());

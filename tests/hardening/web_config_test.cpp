@@ -237,6 +237,23 @@ TEST(BasicAuth, BoundsRequestsWaitingForABcrypt) {
   EXPECT_GT(auth.refused_without_bcrypt(), 0u) << "32 concurrent wrong passwords all waited";
 }
 
+TEST(BasicAuth, VerifiedCredentialsSurviveAReloadUnlessTheUserChanged) {
+  std::string hash = BcryptHash("right", 4);
+  std::string other = BcryptHash("other", 4);
+  BasicAuth first({{"alice", hash}, {"bob", hash}});
+  ASSERT_TRUE(first.Verify("alice", "right"));
+  ASSERT_TRUE(first.Verify("bob", "right"));
+  // alice unchanged, bob with a new hash, carol new.
+  BasicAuth second({{"alice", hash}, {"bob", other}, {"carol", hash}}, &first);
+  EXPECT_TRUE(second.Verify("alice", "right"));
+  EXPECT_EQ(second.bcrypt_calls(), 0u) << "alice's verified password was not kept";
+  EXPECT_FALSE(second.Verify("bob", "right"));
+  EXPECT_TRUE(second.Verify("bob", "other"));
+  // A removed user's cached entry is never consulted.
+  BasicAuth third({{"bob", other}}, &second);
+  EXPECT_FALSE(third.Verify("alice", "right"));
+}
+
 TEST(Base64, Decodes) {
   EXPECT_EQ(DecodeBase64("dXNlcjpwYXNz"), "user:pass");
   EXPECT_EQ(DecodeBase64("YQ=="), "a");

@@ -18,6 +18,8 @@
 struct mg_context;
 struct mg_connection;
 
+struct ssl_st;  // OpenSSL's SSL
+
 namespace rdma_exporter {
 
 class AcceptGate;
@@ -54,8 +56,12 @@ class HttpServer {
   bool Start(std::string* error);
   void Stop();
   // SIGHUP: re-reads the web config. A bad config keeps the old one (false, *error, counted).
-  // TLS changes restart the listener (same port); auth and header changes apply at once.
+  // Everything applies in the running listener, except a switch between HTTP and HTTPS, which
+  // restarts it on the same port.
   bool Reload(std::string* error);
+  // True once a reload between HTTP and HTTPS could neither start the new listener nor restore
+  // the old one: nothing listens, the process should exit so that its supervisor restarts it.
+  bool listener_lost() const { return listener_lost_; }
   int port() const { return port_; }
   bool tls() const;
   // rdma_exporter_web_config_* self metrics.
@@ -65,7 +71,11 @@ class HttpServer {
   struct Active {
     WebConfig web;
     std::shared_ptr<BasicAuth> auth;
+    std::shared_ptr<void> ssl_ctx;  // SSL_CTX of web.tls, new connections switch to it
   };
+  // nullptr and *error if the TLS context cannot be built.
+  std::shared_ptr<const Active> MakeActive(const WebConfig& web, std::string* error);
+  static int ClientHello(ssl_st* ssl, int* alert, void* self) noexcept;
   bool Listen(const WebConfig& web, std::string* error);
   std::shared_ptr<const Active> active() const;
   // CivetWeb's C callbacks: exception barriers (noexcept, every exception becomes an error
@@ -94,6 +104,7 @@ class HttpServer {
   std::unique_ptr<AcceptGateStats> gate_stats_;  // across gates (reloads)
   std::atomic<uint64_t> reloads_ok_{0}, reloads_failed_{0};
   std::atomic<bool> last_reload_ok_{true};
+  std::atomic<bool> listener_lost_{false};
 };
 
 // The landing page for a snapshot (nullptr before the first poll).

@@ -52,6 +52,9 @@ bool ValidBcryptHash(std::string_view hash);
 // *error if a file cannot be loaded. The caller owns it (SSL_CTX_free, or hands it to CivetWeb).
 void* NewServerSslContext(const TlsServerConfig& tls, std::string* error);
 void FreeSslContext(void* ctx);
+// Moves a server connection (SSL*) that has not started its handshake to another context built
+// by NewServerSslContext from tls, with every setting of that context (for a reload in place).
+void SwitchSslContext(void* ssl, void* ssl_ctx, const TlsServerConfig& tls);
 
 // Verifies basic auth credentials against the configured bcrypt hashes. A bcrypt check costs
 // ~60 ms, so verified credentials are cached, keyed by SHA-256 of user, password and hash (the
@@ -59,11 +62,12 @@ void FreeSslContext(void* ctx);
 class BasicAuth {
  public:
   explicit BasicAuth(std::map<std::string, std::string> users);
-  ~BasicAuth();
+  // After a reload: keeps previous's verified credentials that are still valid.
+  BasicAuth(std::map<std::string, std::string> users, const BasicAuth* previous);
   BasicAuth(const BasicAuth&) = delete;
   BasicAuth& operator=(const BasicAuth&) = delete;
   // Requests waiting for the one bcrypt at a time beyond which others are refused at once.
-  static constexpr int kMaxBcryptWaiting = 4;
+  static constexpr int kMaxBcryptWaiting = 8;
   bool enabled() const { return !users_.empty(); }
   // Checks an Authorization header value ("Basic base64(user:password)"); nullptr = absent.
   bool Check(const char* authorization_header);
@@ -78,7 +82,8 @@ class BasicAuth {
   std::map<std::string, std::string> users_;
   std::string placeholder_hash_;
   mutable std::mutex mu_;
-  unsigned char cache_key_[32] = {};
+  static constexpr size_t kCacheKeySize = 32;
+  static const unsigned char* CacheKey();
   std::unordered_set<std::string> verified_;  // HMACs of right credentials
   std::unordered_set<std::string> failed_;    // HMACs of recently refused ones
   int bcrypt_waiting_ = 0;
