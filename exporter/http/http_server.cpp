@@ -2,6 +2,7 @@
 
 #include <civetweb.h>
 #include <openssl/ssl.h>
+#include <strings.h>
 
 #include <algorithm>
 #include <cstring>
@@ -23,18 +24,27 @@ constexpr const char* kTextContentType = "text/plain; version=0.0.4; charset=utf
 using HeaderList = std::vector<std::pair<std::string, std::string>>;
 
 // Every response: a length, no MIME sniffing, and the headers of http_server_config.
-void Send(mg_connection* conn, int status, const char* content_type, const std::string& body,
+// False if CivetWeb could not start a response on conn (nothing was sent).
+bool Send(mg_connection* conn, int status, const char* content_type, const std::string& body,
           const HeaderList& extra = {}, const char* encoding = nullptr) {
-  mg_response_header_start(conn, status);
+  if (mg_response_header_start(conn, status) < 0) return false;
   mg_response_header_add(conn, "Content-Type", content_type, -1);
   if (encoding != nullptr) mg_response_header_add(conn, "Content-Encoding", encoding, -1);
   mg_response_header_add(conn, "Content-Length", std::to_string(body.size()).c_str(), -1);
-  mg_response_header_add(conn, "X-Content-Type-Options", "nosniff", -1);
+  // A configured X-Content-Type-Options replaces this one (not a second header).
+  bool own_nosniff = std::none_of(extra.begin(), extra.end(), [](const auto& h) {
+    return strcasecmp(h.first.c_str(), "X-Content-Type-Options") == 0;
+  });
+  if (own_nosniff) mg_response_header_add(conn, "X-Content-Type-Options", "nosniff", -1);
   for (const auto& [name, value] : extra)
     mg_response_header_add(conn, name.c_str(), value.c_str(), -1);
   mg_response_header_send(conn);
+  // Error answers to a malformed request have no method.
   const mg_request_info* info = mg_get_request_info(conn);
-  if (std::strcmp(info->request_method, "HEAD") != 0) mg_write(conn, body.data(), body.size());
+  bool head = info != nullptr && info->request_method != nullptr &&
+              std::strcmp(info->request_method, "HEAD") == 0;
+  if (!head) mg_write(conn, body.data(), body.size());
+  return true;
 }
 
 bool AcceptsGzip(mg_connection* conn) {
@@ -250,6 +260,7 @@ bool HttpServer::Listen(const WebConfig& web, std::string* error) {
                            "tcp_nodelay", "1", nullptr};
   mg_callbacks callbacks{};
   callbacks.begin_request = &BeginRequest;
+  callbacks.http_error = &HttpError;
   callbacks.external_ssl_ctx = &ExternalSslContext;
   callbacks.init_thread = &InitThread;
   listen_tls_error_.clear();
@@ -296,6 +307,21 @@ std::shared_ptr<const HttpServer::Active> HttpServer::MakeActive(const WebConfig
     next->ssl_ctx = std::shared_ptr<void>(ctx, &FreeSslContext);
   }
   return next;
+}
+
+int HttpServer::HttpError(mg_connection* conn, int status, const char* message) noexcept {
+  // CivetWeb's own error pages (400 for a malformed request, 413, 505, ...) in the format and
+  // with the headers of every other response.
+  try {
+    auto* server = static_cast<HttpServer*>(mg_get_user_data(mg_get_context(conn)));
+    auto a = server->active();
+    HeaderList headers = a != nullptr ? ConfiguredHeaders(a->web) : HeaderList{};
+    std::string body = std::to_string(status) + " " +
+                       (message != nullptr && *message != '\0' ? message : "Error") + "\n";
+    return Send(conn, status, "text/plain; charset=utf-8", body, headers) ? 0 : 1;
+  } catch (...) {
+    return 1;  // CivetWeb's own page
+  }
 }
 
 int HttpServer::ClientHello(SSL* ssl, int* /*alert*/, void* self) noexcept {

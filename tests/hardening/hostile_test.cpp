@@ -420,11 +420,21 @@ TEST(Hostile, OversizedAndMalformedRequestsAreRefused) {
       "G\xff\xfeT / HTTP/1.1\r\n\r\n",
       "POST /metrics HTTP/1.1\r\nContent-Length: 10\r\n\r\n0123456789",
   };
+  int error_pages = 0;
   for (const auto& request : broken) {
     reply = Exchange(exporter.port(), request, timeout);
     EXPECT_EQ(reply.find("rdma_port_up"), std::string::npos) << request.substr(0, 40);
     ASSERT_TRUE(exporter.process().Running()) << request.substr(0, 40);
+    // CivetWeb's own error answers (400, 505, ...) carry nosniff too, once.
+    if (reply.rfind("HTTP/1.1 4", 0) == 0 || reply.rfind("HTTP/1.1 5", 0) == 0) {
+      ++error_pages;
+      size_t first = reply.find("X-Content-Type-Options: nosniff");
+      EXPECT_NE(first, std::string::npos) << reply.substr(0, 300);
+      EXPECT_EQ(reply.find("X-Content-Type-Options", first + 1), std::string::npos)
+          << reply.substr(0, 300);
+    }
   }
+  EXPECT_GE(error_pages, 1) << "CivetWeb answered no broken request with an error page";
   // Odd but parseable GETs (CivetWeb may serve them or refuse them): only survival matters.
   const std::vector<std::string> odd = {
       "GET /metrics\r\n\r\n",

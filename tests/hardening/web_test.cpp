@@ -524,6 +524,27 @@ TEST_F(Web, RefusesTlsWhenCivetwebCannotInitialiseOpenssl) {
   EXPECT_NE(output.find("refusing to serve"), std::string::npos) << output;
 }
 
+TEST_F(Web, AConfiguredHeaderReplacesTheDefaultOne) {
+  std::string config = WriteConfig("headers.yml",
+                                   "http_server_config:\n"
+                                   "  headers:\n"
+                                   "    X-Content-Type-Options: nosniff\n"
+                                   "    X-Frame-Options: sameorigin\n");
+  ExporterProcess exporter(Flags(config));
+  ASSERT_TRUE(exporter.ready()) << exporter.process().stderr_text();
+  for (const char* path : {"/metrics", "/", "/nope"}) {
+    CurlResult r = Curl({"-D", "-", "-o", "/dev/null"}, exporter.url(path));
+    size_t first = r.out.find("X-Content-Type-Options: nosniff");
+    EXPECT_NE(first, std::string::npos) << path << "\n" << r.out;
+    EXPECT_EQ(r.out.find("X-Content-Type-Options", first + 1), std::string::npos)
+        << path << ": sent twice\n"
+        << r.out;
+  }
+  CurlResult landing = Curl({"-D", "-", "-o", "/dev/null"}, exporter.url("/"));
+  EXPECT_NE(landing.out.find("X-Frame-Options: sameorigin"), std::string::npos) << landing.out;
+  EXPECT_EQ(landing.out.find("X-Frame-Options: DENY"), std::string::npos) << landing.out;
+}
+
 TEST_F(Web, SecurityHeadersMethodsAndPaths) {
   ExporterProcess exporter({"--path.sysfs=" + FixturePath("mlx5-ib")});
   ASSERT_TRUE(exporter.ready()) << exporter.process().stderr_text();

@@ -81,6 +81,7 @@ class HttpServer {
   // CivetWeb's C callbacks: exception barriers (noexcept, every exception becomes an error
   // return), so nothing unwinds through CivetWeb's C frames.
   static int BeginRequest(mg_connection* conn) noexcept;
+  static int HttpError(mg_connection* conn, int status, const char* message) noexcept;
   static int ExternalSslContext(void** ssl_ctx, void* self) noexcept;
   // On CivetWeb's master thread before it polls: puts the AcceptGate in front of the listener.
   static void* InitThread(const mg_context* ctx, int thread_type) noexcept;
