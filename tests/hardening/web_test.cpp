@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "hardening_util.h"
+#include "netns.h"
 
 namespace fs = std::filesystem;
 
@@ -489,6 +490,32 @@ openssl x509 -req -in server2.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days
   EXPECT_TRUE(exporter.process().Running());
   EXPECT_NE(exporter.process().stderr_text().find("reloaded web config"), std::string::npos)
       << exporter.process().stderr_text();
+}
+
+// Root (a network namespace; CI runs as root). A reload from HTTP to HTTPS restarts the listener;
+// when neither the new nor the old one can bind (here the address was removed from the
+// namespace's interface), the exporter exits 1 instead of living on without a listener.
+TEST_F(Web, AReloadThatLosesTheListenerExitsNonZero) {
+  RDMA_REQUIRE_ROOT();
+  NetnsWithVeth ns;
+  ASSERT_TRUE(ns.ok());
+  ASSERT_EQ(ns.Ip("addr add 10.231.0.1/32 dev rdx0"), 0);
+  std::string config = WriteConfig("lose.yml",
+                                   "http_server_config:\n"
+                                   "  headers: {X-Frame-Options: deny}\n");
+  Process exporter({"ip", "netns", "exec", ns.name(), RDMA_EXPORTER_BIN,
+                    "--path.sysfs=" + FixturePath("mlx5-ib"),
+                    "--web.listen-address=10.231.0.1:9879", "--web.config.file=" + config});
+  for (int i = 0; i < 200 && exporter.stderr_text().find("listening") == std::string::npos; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  ASSERT_NE(exporter.stderr_text().find("listening"), std::string::npos) << exporter.stderr_text();
+  // The listening socket survives the address going away; a new bind does not.
+  ASSERT_EQ(ns.Ip("addr del 10.231.0.1/32 dev rdx0"), 0);
+  WriteConfig("lose.yml", "tls_server_config: {cert_file: server.pem, key_file: server.key}\n");
+  kill(exporter.pid(), SIGHUP);  // `ip netns exec` runs the exporter in its own process
+  EXPECT_EQ(exporter.Wait(std::chrono::seconds(20)), 1) << exporter.stderr_text();
+  EXPECT_NE(exporter.stderr_text().find("lost the listener"), std::string::npos)
+      << exporter.stderr_text();
 }
 
 TEST_F(Web, InvalidWebConfigAtStartIsAOneLineErrorAndExitTwo) {
