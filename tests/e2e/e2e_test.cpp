@@ -482,16 +482,28 @@ TEST(FabricSim, ScenarioFileSwitchesScenarioAtRuntime) {
     std::getline(in, line);
     return line;
   };
+  // The simulator rewrites files in place: a read can land between truncate and write and see
+  // an empty file, so counters are read until they hold a number.
+  const auto read_counter = [&](const std::string& path) {
+    std::string value;
+    WaitFor(10s, [&] {
+      value = read(path);
+      return !value.empty() && value.find_first_not_of("0123456789") == std::string::npos;
+    });
+    return value;
+  };
   ASSERT_TRUE(WaitFor(10s, [&] { return read(port + "state") == "4: ACTIVE"; }));
-  const std::string downed_before = read(port + "counters/link_downed");
+  const std::string downed_before = read_counter(port + "counters/link_downed");
+  ASSERT_FALSE(downed_before.empty());
   dir.Write("scenario", "link-down mlx5_1\n");
   // The tick writes the state before the counters: wait for both, a loaded machine can read
   // between the two writes.
   ASSERT_TRUE(WaitFor(10s, [&] {
     return read(port + "state") == "1: DOWN" &&
-           read(port + "counters/link_downed") != downed_before;
+           read_counter(port + "counters/link_downed") != downed_before;
   })) << sim.stderr_text();
-  EXPECT_EQ(std::stoull(read(port + "counters/link_downed")), std::stoull(downed_before) + 1);
+  EXPECT_EQ(std::stoull(read_counter(port + "counters/link_downed")),
+            std::stoull(downed_before) + 1);
   dir.Write("scenario", "no-such-scenario\n");  // reported, ignored
   std::this_thread::sleep_for(300ms);
   EXPECT_EQ(read(port + "state"), "1: DOWN");
