@@ -57,8 +57,9 @@ void FreeSslContext(void* ctx);
 void SwitchSslContext(void* ssl, void* ssl_ctx, const TlsServerConfig& tls);
 
 // Verifies basic auth credentials against the configured bcrypt hashes. A bcrypt check costs
-// ~60 ms, so verified credentials are cached, keyed by SHA-256 of user, password and hash (the
-// cache never holds a password). Thread-safe.
+// ~60 ms, so verified (and recently refused) credentials are cached, keyed by an HMAC-SHA-256 of
+// user, password and hash under a per-process random key (the cache never holds a password).
+// Thread-safe.
 class BasicAuth {
  public:
   explicit BasicAuth(std::map<std::string, std::string> users);
