@@ -582,7 +582,7 @@ BasicAuth::BasicAuth(std::map<std::string, std::string> users, const BasicAuth* 
 
 const unsigned char* BasicAuth::CacheKey() {
   // One key per process (so cached results survive a reload), drawn at first use.
-  static unsigned char key[32];
+  static unsigned char key[kCacheKeySize];
   static std::once_flag once;
   std::call_once(once, [] {
     if (RAND_bytes(key, sizeof(key)) != 1) {

@@ -1,8 +1,12 @@
 #include "hardening_util.h"
 
+#include <arpa/inet.h>
 #include <crypt.h>
 #include <dirent.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <thread>
@@ -87,6 +91,28 @@ ExporterProcess::ExporterProcess(std::vector<std::string> flags, bool https,
 
 std::string ExporterProcess::url(const std::string& path) const {
   return std::string(https_ ? "https" : "http") + "://127.0.0.1:" + std::to_string(port_) + path;
+}
+
+int Connect(int port) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+bool WaitForLog(Process& process, const std::string& text) {
+  for (int i = 0; i < 200; ++i) {
+    if (process.stderr_text().find(text) != std::string::npos) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  return process.stderr_text().find(text) != std::string::npos;
 }
 
 long RssKb(pid_t pid) {

@@ -51,5 +51,9 @@ class ExporterProcess {
 // Resident set size (kB) and number of open descriptors of a process, from /proc.
 long RssKb(pid_t pid);
 int OpenFds(pid_t pid);
+// A TCP connection to 127.0.0.1:port; -1 if it fails.
+int Connect(int port);
+// Waits (up to 5 s) until the process's stderr contains text; whether it did.
+bool WaitForLog(Process& process, const std::string& text);
 
 }  // namespace rdma_exporter::testing

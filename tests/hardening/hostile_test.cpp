@@ -23,20 +23,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-int Connect(int port) {
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return -1;
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-    close(fd);
-    return -1;
-  }
-  return fd;
-}
-
 // Sends raw bytes and returns what comes back until the server closes or timeout passes.
 std::string Exchange(int port, const std::string& request, std::chrono::milliseconds timeout) {
   int fd = Connect(port);

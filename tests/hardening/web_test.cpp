@@ -2,9 +2,7 @@
 // the built exporter; the refusal to serve TLS without the OpenSSL shims; security headers,
 // methods and paths.
 #include <gtest/gtest.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -41,6 +39,19 @@ class Web : public ::testing::Test {
     return path;
   }
   static std::string Pki(const std::string& file) { return pki_->path() + "/" + file; }
+  // TLS with client certificates signed by the test CA required.
+  static std::string MtlsConfig(const std::string& name) {
+    return WriteConfig(name,
+                       "tls_server_config:\n"
+                       "  cert_file: server.pem\n"
+                       "  key_file: server.key\n"
+                       "  client_ca_file: ca.pem\n"
+                       "  client_auth_type: RequireAndVerifyClientCert\n");
+  }
+  // curl arguments of a client the mTLS config accepts.
+  static std::vector<std::string> ClientCertArgs() {
+    return {"--cacert", Pki("ca.pem"), "--cert", Pki("client.pem"), "--key", Pki("client.key")};
+  }
   static std::vector<std::string> Flags(const std::string& config) {
     return {"--path.sysfs=" + FixturePath("mlx5-ib"), "--web.config.file=" + config,
             "--poll-interval=200ms"};
@@ -96,14 +107,8 @@ TEST_F(Web, MinVersionTls13RefusesTls12Clients) {
 }
 
 TEST_F(Web, MutualTlsAcceptsOnlyClientsSignedByTheClientCa) {
-  std::string config = WriteConfig("mtls.yml",
-                                   "tls_server_config:\n"
-                                   "  cert_file: server.pem\n"
-                                   "  key_file: server.key\n"
-                                   "  client_ca_file: ca.pem\n"
-                                   "  client_auth_type: RequireAndVerifyClientCert\n");
-  std::vector<std::string> good = {"--cacert",        Pki("ca.pem"), "--cert",
-                                   Pki("client.pem"), "--key",       Pki("client.key")};
+  std::string config = MtlsConfig("mtls.yml");
+  std::vector<std::string> good = ClientCertArgs();
   ExporterProcess exporter(Flags(config), true, good);
   ASSERT_TRUE(exporter.ready()) << exporter.process().stderr_text();
 
@@ -134,14 +139,8 @@ std::string SClient(int port, const std::vector<std::string>& extra) {
 }
 
 TEST_F(Web, MutualTlsSessionsResumeOnTls12And13) {
-  std::string config = WriteConfig("mtls-resume.yml",
-                                   "tls_server_config:\n"
-                                   "  cert_file: server.pem\n"
-                                   "  key_file: server.key\n"
-                                   "  client_ca_file: ca.pem\n"
-                                   "  client_auth_type: RequireAndVerifyClientCert\n");
-  std::vector<std::string> good = {"--cacert",        Pki("ca.pem"), "--cert",
-                                   Pki("client.pem"), "--key",       Pki("client.key")};
+  std::string config = MtlsConfig("mtls-resume.yml");
+  std::vector<std::string> good = ClientCertArgs();
   ExporterProcess exporter(Flags(config), true, good);
   ASSERT_TRUE(exporter.ready()) << exporter.process().stderr_text();
   for (std::string version : {"-tls1_2", "-tls1_3"}) {
@@ -247,9 +246,7 @@ TEST_F(Web, PlainHttpWithBasicAuth) {
       WriteConfig("auth-plain.yml", "basic_auth_users:\n  prometheus: " + password_hash_ + "\n");
   ExporterProcess exporter(Flags(config), false);
   // /-/ready needs credentials too, so readiness is not seen: wait for the log line instead.
-  for (int i = 0;
-       i < 200 && exporter.process().stderr_text().find("listening") == std::string::npos; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  WaitForLog(exporter.process(), "listening");
   std::string url = exporter.url("/metrics");
   EXPECT_EQ(Curl({}, url).status, 401);
   EXPECT_EQ(Curl({"-u", "prometheus:s3cret"}, url).status, 200);
@@ -284,9 +281,7 @@ TEST_F(Web, WrongPasswordFloodDoesNotStallScrapesWithCachedCredentials) {
   auto flags = Flags(config);
   flags.push_back("--web.max-connections=64");
   ExporterProcess exporter(flags, false);
-  for (int i = 0;
-       i < 200 && exporter.process().stderr_text().find("listening") == std::string::npos; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  WaitForLog(exporter.process(), "listening");
   const std::map<std::string, std::string> good = {
       {"Authorization", "Basic " + Base64("prometheus:s3cret")}};
   ASSERT_EQ(HttpGet(exporter.port(), "/metrics", good).status, 200);  // now cached
@@ -355,9 +350,7 @@ TEST_F(Web, ReloadOnSighupKeepsTheOldConfigWhenTheNewOneIsBad) {
   std::string config =
       WriteConfig("reload.yml", "basic_auth_users:\n  prometheus: " + password_hash_ + "\n");
   ExporterProcess exporter(Flags(config), false);
-  for (int i = 0;
-       i < 200 && exporter.process().stderr_text().find("listening") == std::string::npos; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  WaitForLog(exporter.process(), "listening");
   std::string url = exporter.url("/metrics");
   std::vector<std::string> old_user = {"-u", "prometheus:s3cret"};
   ASSERT_EQ(Curl(old_user, url).status, 200);
@@ -436,28 +429,17 @@ openssl x509 -req -in server2.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days
   std::string before = ServerCertSerial(exporter.port(), Pki("ca.pem"));
   ASSERT_NE(before.find("serial="), std::string::npos) << before;
   // An idle TLS connection stays open across the reload (it made the old restart slow).
-  int idle = -1;
-  {
-    idle = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(static_cast<uint16_t>(exporter.port()));
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ASSERT_EQ(connect(idle, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-  }
+  int idle = Connect(exporter.port());
+  ASSERT_GE(idle, 0);
   // Connect in a loop while the reload runs: every connect must succeed.
   std::atomic<bool> stop{false};
   std::atomic<int> connects{0}, refused{0};
   std::thread prober([&] {
     while (!stop) {
-      int fd = socket(AF_INET, SOCK_STREAM, 0);
-      sockaddr_in addr{};
-      addr.sin_family = AF_INET;
-      addr.sin_port = htons(static_cast<uint16_t>(exporter.port()));
-      addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-      if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) ++refused;
+      int fd = Connect(exporter.port());
+      if (fd < 0) ++refused;
       ++connects;
-      close(fd);
+      if (fd >= 0) close(fd);
       std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }
   });
@@ -468,8 +450,7 @@ openssl x509 -req -in server2.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days
               "  client_ca_file: ca.pem\n"
               "  client_auth_type: RequireAndVerifyClientCert\n");
   kill(exporter.process().pid(), SIGHUP);
-  std::vector<std::string> good = {"--cacert",        Pki("ca.pem"), "--cert",
-                                   Pki("client.pem"), "--key",       Pki("client.key")};
+  std::vector<std::string> good = ClientCertArgs();
   int status = 0;
   for (int i = 0; i < 100 && status != 200; ++i) {
     status = Curl(good, exporter.url("/metrics")).status;
@@ -506,9 +487,7 @@ TEST_F(Web, AReloadThatLosesTheListenerExitsNonZero) {
   Process exporter({"ip", "netns", "exec", ns.name(), RDMA_EXPORTER_BIN,
                     "--path.sysfs=" + FixturePath("mlx5-ib"),
                     "--web.listen-address=10.231.0.1:9879", "--web.config.file=" + config});
-  for (int i = 0; i < 200 && exporter.stderr_text().find("listening") == std::string::npos; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(25));
-  ASSERT_NE(exporter.stderr_text().find("listening"), std::string::npos) << exporter.stderr_text();
+  ASSERT_TRUE(WaitForLog(exporter, "listening")) << exporter.stderr_text();
   // The listening socket survives the address going away; a new bind does not.
   ASSERT_EQ(ns.Ip("addr del 10.231.0.1/32 dev rdx0"), 0);
   WriteConfig("lose.yml", "tls_server_config: {cert_file: server.pem, key_file: server.key}\n");
