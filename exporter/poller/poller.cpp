@@ -58,6 +58,22 @@ std::string Gzip(const std::string& data) {
   return rc == Z_STREAM_END ? out : std::string();
 }
 
+size_t CountOpenFds() {
+  // Linux 6.2 and later report the number of open descriptors as the size of /proc/self/fd:
+  // one stat instead of listing thousands of entries (the exporter keeps its sysfs files open).
+  struct stat st {};
+  if (stat("/proc/self/fd", &st) == 0 && st.st_size > 0) return static_cast<size_t>(st.st_size);
+  size_t fds = 0;
+  if (DIR* dir = opendir("/proc/self/fd")) {
+    while (dirent* e = readdir(dir)) {
+      if (e->d_name[0] != '.') ++fds;
+    }
+    closedir(dir);
+    --fds;  // the descriptor of the listing itself
+  }
+  return fds;
+}
+
 void AddProcessMetrics(MetricSink& sink) {
   std::string stat;
   if (ReadWholeFile("/proc/self/stat", &stat) != 0) stat.clear();
@@ -91,15 +107,8 @@ void AddProcessMetrics(MetricSink& sink) {
                  boot_time + std::stod(f[19]) / ticks);
     }
   }
-  size_t fds = 0;
-  if (DIR* dir = opendir("/proc/self/fd")) {
-    while (dirent* e = readdir(dir)) {
-      if (e->d_name[0] != '.') ++fds;
-    }
-    closedir(dir);
-    --fds;  // the descriptor of the listing itself
-  }
-  sink.Gauge("process_open_fds", "Number of open file descriptors.", {}, static_cast<double>(fds));
+  sink.Gauge("process_open_fds", "Number of open file descriptors.", {},
+             static_cast<double>(CountOpenFds()));
   rlimit limit{};
   if (getrlimit(RLIMIT_NOFILE, &limit) == 0) {
     sink.Gauge("process_max_fds", "Maximum number of open file descriptors.", {},
@@ -163,14 +172,12 @@ void Poller::PollFailed(std::string_view what) {
 }
 
 bool Poller::TrackDevices(const Inventory& inventory) {
-  // A device that vanished, or came back as a new kernel object under the same name (driver
-  // reload), must not be read through descriptors of its old files.
+  // A device that vanished must not be read through descriptors of its old files later (one that
+  // came back as a new kernel object under the same name, a driver reload, had them closed by
+  // DiscoverInventory before it was read).
   std::map<std::string, uint64_t> current;
-  for (const auto& device : inventory.devices) {
-    struct stat st {};
-    std::string path = JoinPath(sysfs_->root(), device.dir);
-    current[device.name] = stat(path.c_str(), &st) == 0 ? st.st_ino : 0;
-  }
+  for (const auto& device : inventory.devices)
+    current[device.name] = device.identity;
   bool changed = false;
   for (const auto& [name, identity] : device_identity_) {
     auto it = current.find(name);
@@ -180,7 +187,6 @@ bool Poller::TrackDevices(const Inventory& inventory) {
       changed = true;
     } else if (it->second != identity) {
       LogInfo("RDMA device re-registered", {{"device", name}});
-      sysfs_->CloseUnder(JoinPath("class/infiniband", name) + "/");
       changed = true;
     }
   }
@@ -208,7 +214,8 @@ std::shared_ptr<const Snapshot> Poller::CollectLocked() {
   sink.Clear();
 
   std::vector<DiscoveryError> discovery_errors;
-  Inventory inventory = DiscoverInventory(*sysfs_, config_.filter, &discovery_errors);
+  Inventory inventory =
+      DiscoverInventory(*sysfs_, config_.filter, &discovery_errors, &inventory_cache_);
   for (const auto& e : discovery_errors) {
     errors_.Record("inventory", e.path, ErrnoReason(e.err), std::strerror(e.err));
   }

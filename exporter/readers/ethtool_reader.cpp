@@ -72,9 +72,9 @@ void Store(std::vector<uint64_t>& buf, size_t offset, T value) {
 
 class IoctlReader : public EthtoolReader {
  public:
-  // Empty ioctl_fn = the kernel, through a socket created per ReadStats call: a socket lives in
-  // the network namespace it was created in, and one socket() call is nothing next to the
-  // firmware commands of a GSTATS (reference §3.2).
+  // Empty ioctl_fn = the kernel, through one socket kept for the reader's lifetime (created on
+  // first use): SIOCETHTOOL resolves the name in the socket's network namespace, which is the
+  // exporter's for its whole life, and a socket per call cost two syscalls per netdev and poll.
   explicit IoctlReader(EthtoolIoctlFn ioctl_fn) : ioctl_fn_(std::move(ioctl_fn)) {}
 
   [[nodiscard]] int ReadStats(const std::string& netdev, EthtoolStats* out) override {
@@ -83,20 +83,19 @@ class IoctlReader : public EthtoolReader {
     if (netdev.empty() || netdev.size() >= IFNAMSIZ || netdev.find('/') != std::string::npos) {
       return ENODEV;
     }
-    UniqueFd fd;
-    if (!ioctl_fn_) {
-      fd.reset(socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
-      if (!fd.valid()) return errno;
+    std::lock_guard lock(mu_);
+    if (!ioctl_fn_ && !socket_.valid()) {
+      socket_.reset(socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+      if (!socket_.valid()) return errno;
     }
     auto call = [&](void* buffer) -> int {
       if (ioctl_fn_) return ioctl_fn_(netdev, buffer);
       ifreq ifr{};
       std::memcpy(ifr.ifr_name, netdev.data(), netdev.size());
       ifr.ifr_data = static_cast<char*>(buffer);
-      return ioctl(fd.get(), SIOCETHTOOL, &ifr) == 0 ? 0 : errno;
+      return ioctl(socket_.get(), SIOCETHTOOL, &ifr) == 0 ? 0 : errno;
     };
 
-    std::lock_guard lock(mu_);
     // The string set is cached per netdev. A GSTATS reply whose n_stats is 0 (current kernels:
     // the count we passed is stale) or differs (older kernels: they report the current count)
     // means the set changed: read the names again and retry once.
@@ -177,6 +176,7 @@ class IoctlReader : public EthtoolReader {
 
   EthtoolIoctlFn ioctl_fn_;
   std::mutex mu_;
+  UniqueFd socket_;  // guarded by mu_
   std::unordered_map<std::string, std::vector<std::string>> names_;
 };
 

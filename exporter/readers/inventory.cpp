@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <optional>
 
 #include "rdma_exporter/parse.h"
 
@@ -101,13 +102,10 @@ std::vector<PhysicalNetdev> PhysicalNetdevs(const PortInfo& port) {
   return out;
 }
 
-std::vector<std::string> FindBondSlaves(SysfsReader& sysfs, const std::string& netdev,
-                                        std::vector<DiscoveryError>* errors) {
+std::vector<std::string> ReadLowerNetdevs(SysfsReader& sysfs, const std::string& netdev,
+                                          std::vector<DiscoveryError>* errors) {
   std::vector<std::string> slaves;
   const std::string dir = JoinPath("class/net", netdev);
-  // One access() per port and poll on the common case: bonds and teams are virtual devices
-  // (devices/virtual/net/...) without a `device` link, physical netdevs have one.
-  if (sysfs.Exists(JoinPath(dir, "device"))) return slaves;
   std::string text;
   const std::string slaves_file = JoinPath(dir, "bonding/slaves");
   int err = sysfs.ReadFile(slaves_file, &text);
@@ -144,62 +142,107 @@ std::string FindNetdev(SysfsReader& sysfs, const DeviceInfo& device, const PortI
   return FindEthernetNetdev(sysfs, device, port);
 }
 
+namespace {
+
+// Discovers one device afresh; nullopt when it vanished while being read.
+std::optional<DeviceInfo> DiscoverDevice(SysfsReader& sysfs, const SysfsReader::DirEntry& entry,
+                                         std::vector<DiscoveryError>* errors) {
+  DeviceInfo device;
+  device.name = entry.name;
+  device.identity = entry.inode;
+  device.dir = JoinPath("class/infiniband", entry.name);
+  std::string target;
+  if (sysfs.ReadAttributeLink(JoinPath(device.dir, "device"), &target) == 0) {
+    device.has_pci_link = true;
+    device.pci_address = std::string(Basename(target));
+    if (sysfs.ReadAttributeLink(JoinPath(device.dir, "device/physfn"), &target) == 0) {
+      device.physfn = std::string(Basename(target));
+    }
+  }
+  device.has_hca_type = sysfs.AttributeExists(JoinPath(device.dir, "hca_type"));
+
+  std::vector<std::string> ports;
+  std::string ports_dir = JoinPath(device.dir, "ports");
+  int err = sysfs.ListDir(ports_dir, &ports);
+  if (err != 0) {
+    if (err == ENOENT && !sysfs.Exists(device.dir)) return std::nullopt;  // vanished
+    errors->push_back({ports_dir, err});
+  }
+  for (const auto& p : ports) {
+    unsigned number = 0;
+    auto [ptr, ec] = std::from_chars(p.data(), p.data() + p.size(), number);
+    if (ec != std::errc() || ptr != p.data() + p.size()) continue;
+    PortInfo port;
+    port.number = number;
+    port.dir = JoinPath(ports_dir, p);
+    std::string link_layer;
+    if (sysfs.ReadFile(JoinPath(port.dir, "link_layer"), &link_layer) == 0) {
+      port.link_layer = std::string(Trim(link_layer));
+    }
+    device.ports.push_back(std::move(port));
+  }
+  std::sort(device.ports.begin(), device.ports.end(),
+            [](const PortInfo& a, const PortInfo& b) { return a.number < b.number; });
+  for (auto& port : device.ports) {
+    port.netdev = FindNetdev(sysfs, device, port);
+    if (port.link_layer == "Ethernet" && !port.netdev.empty()) {
+      const std::string dir = JoinPath("class/net", port.netdev);
+      if (sysfs.Exists(JoinPath(dir, "device"))) continue;  // a PCI function's own netdev
+      port.bond_slaves = ReadLowerNetdevs(sysfs, port.netdev, errors);
+      // A team that has no ports yet is missed until the next netdev change: rare next to
+      // listing every virtual netdev (rxe on a veth) each poll.
+      port.netdev_is_upper = !port.bond_slaves.empty() || sysfs.Exists(JoinPath(dir, "bonding"));
+    }
+  }
+  return device;
+}
+
+}  // namespace
+
 Inventory DiscoverInventory(SysfsReader& sysfs, const DeviceFilter& filter,
-                            std::vector<DiscoveryError>* errors) {
+                            std::vector<DiscoveryError>* errors, InventoryCache* cache) {
   Inventory inventory;
-  std::vector<std::string> names;
-  int err = sysfs.ListDir("class/infiniband", &names);
+  std::vector<DeviceInfo> previous;
+  if (cache != nullptr) previous = std::move(cache->devices_);
+  std::vector<SysfsReader::DirEntry> entries;
+  int err = sysfs.ListDirEntries("class/infiniband", &entries);
   if (err != 0) {
     // No RDMA stack loaded is a valid state (ENOENT): an empty inventory, not an error.
     if (err != ENOENT) errors->push_back({"class/infiniband", err});
     return inventory;
   }
-  for (const auto& name : names) {
-    // The filter runs before any file of the device is touched.
-    if (!filter.Accepts(name)) continue;
-    DeviceInfo device;
-    device.name = name;
-    device.dir = JoinPath("class/infiniband", name);
-    std::string target;
-    if (sysfs.ReadAttributeLink(JoinPath(device.dir, "device"), &target) == 0) {
-      device.has_pci_link = true;
-      device.pci_address = std::string(Basename(target));
-      if (sysfs.ReadAttributeLink(JoinPath(device.dir, "device/physfn"), &target) == 0) {
-        device.physfn = std::string(Basename(target));
-      }
-    }
-    device.has_hca_type = sysfs.AttributeExists(JoinPath(device.dir, "hca_type"));
-
-    std::vector<std::string> ports;
-    std::string ports_dir = JoinPath(device.dir, "ports");
-    err = sysfs.ListDir(ports_dir, &ports);
-    if (err != 0) {
-      if (err == ENOENT && !sysfs.Exists(device.dir)) continue;  // vanished while listing
-      errors->push_back({ports_dir, err});
-    }
-    for (const auto& p : ports) {
-      unsigned number = 0;
-      auto [ptr, ec] = std::from_chars(p.data(), p.data() + p.size(), number);
-      if (ec != std::errc() || ptr != p.data() + p.size()) continue;
-      PortInfo port;
-      port.number = number;
-      port.dir = JoinPath(ports_dir, p);
-      std::string link_layer;
-      if (sysfs.ReadFile(JoinPath(port.dir, "link_layer"), &link_layer) == 0) {
-        port.link_layer = std::string(Trim(link_layer));
-      }
-      device.ports.push_back(std::move(port));
-    }
-    std::sort(device.ports.begin(), device.ports.end(),
-              [](const PortInfo& a, const PortInfo& b) { return a.number < b.number; });
-    for (auto& port : device.ports) {
-      port.netdev = FindNetdev(sysfs, device, port);
-      if (port.link_layer == "Ethernet" && !port.netdev.empty()) {
-        port.bond_slaves = FindBondSlaves(sysfs, port.netdev, errors);
-      }
-    }
-    inventory.devices.push_back(std::move(device));
+  bool netdevs_unchanged = false;
+  if (cache != nullptr) {
+    std::vector<SysfsReader::DirEntry> netdevs;
+    err = sysfs.ListDirEntries("class/net", &netdevs);
+    // No class/net is as stable as a listing; other failures discover every device afresh.
+    bool known = err == 0 || err == ENOENT;
+    netdevs_unchanged = known && cache->netdevs_known_ && netdevs == cache->netdevs_;
+    cache->netdevs_ = std::move(netdevs);
+    cache->netdevs_known_ = known;
   }
+  auto prev = previous.begin();  // both sorted by name
+  for (const auto& entry : entries) {
+    // The filter runs before any file of the device is touched.
+    if (!filter.Accepts(entry.name)) continue;
+    while (prev != previous.end() && prev->name < entry.name)
+      ++prev;
+    DeviceInfo* known = prev != previous.end() && prev->name == entry.name ? &*prev : nullptr;
+    if (known != nullptr && known->identity != entry.inode) {
+      // Re-registered under the same name: its cached descriptors read the old object.
+      sysfs.CloseUnder(JoinPath("class/infiniband", entry.name) + "/");
+      known = nullptr;
+    }
+    if (known != nullptr && netdevs_unchanged) {
+      for (auto& port : known->ports) {
+        if (port.netdev_is_upper) port.bond_slaves = ReadLowerNetdevs(sysfs, port.netdev, errors);
+      }
+      inventory.devices.push_back(std::move(*known));
+    } else if (auto device = DiscoverDevice(sysfs, entry, errors)) {
+      inventory.devices.push_back(std::move(*device));
+    }
+  }
+  if (cache != nullptr) cache->devices_ = inventory.devices;
   return inventory;
 }
 

@@ -123,14 +123,25 @@ int SysfsReader::ReadFile(const std::string& path, std::string* out) {
 
 int SysfsReader::ListDir(const std::string& path, std::vector<std::string>* names) {
   names->clear();
+  std::vector<DirEntry> entries;
+  int err = ListDirEntries(path, &entries);
+  names->reserve(entries.size());
+  for (auto& entry : entries)
+    names->push_back(std::move(entry.name));
+  return err;
+}
+
+int SysfsReader::ListDirEntries(const std::string& path, std::vector<DirEntry>* entries) {
+  entries->clear();
   std::unique_ptr<DIR, DirCloser> dir(opendir(JoinPath(root_, path).c_str()));
   if (dir == nullptr) return errno;
   while (dirent* entry = readdir(dir.get())) {
     std::string_view name = entry->d_name;
     if (name == "." || name == "..") continue;
-    names->emplace_back(name);
+    entries->push_back({std::string(name), entry->d_ino});
   }
-  std::sort(names->begin(), names->end());
+  std::sort(entries->begin(), entries->end(),
+            [](const DirEntry& a, const DirEntry& b) { return a.name < b.name; });
   return 0;
 }
 

@@ -70,15 +70,21 @@ TEST(EthtoolIoctlKernel, MissingNetdevIsEnodev) {
   RDMA_REQUIRE_ROOT();
   NetnsWithVeth ns;
   ASSERT_TRUE(ns.ok());
-  ns.Enter();
-  auto reader = MakeEthtoolIoctlReader();
+  // The reader keeps one socket from its first read on, and a socket belongs to the network
+  // namespace it was created in: rdx0 exists only in the test's namespace, so a reader first
+  // used outside it never sees it, even from inside.
+  auto host_reader = MakeEthtoolIoctlReader();
   EthtoolStats stats;
+  EXPECT_EQ(host_reader->ReadStats("rdx0", &stats), ENODEV);
+  ns.Enter();
+  EXPECT_EQ(host_reader->ReadStats("rdx0", &stats), ENODEV);
+  auto reader = MakeEthtoolIoctlReader();
   EXPECT_EQ(reader->ReadStats("rdxnone0", &stats), ENODEV);
   EXPECT_TRUE(stats.names.empty());
   EXPECT_EQ(reader->ReadStats("a_name_of_16_chr", &stats), ENODEV);
-  // rdx0 exists only in the namespace: a reader used outside it does not see it.
+  ASSERT_EQ(reader->ReadStats("rdx0", &stats), 0);
   ns.Leave();
-  EXPECT_EQ(reader->ReadStats("rdx0", &stats), ENODEV);
+  EXPECT_EQ(host_reader->ReadStats("rdx0", &stats), ENODEV);
 }
 
 TEST(EthtoolIoctlKernel, DeletedNetdevIsEnodevAfterItsSetWasCached) {

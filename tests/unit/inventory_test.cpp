@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <filesystem>
+#include <fstream>
 #include <regex>
 #include <string>
 #include <vector>
@@ -143,12 +144,12 @@ class UnlistableReader : public SysfsReader {
   using SysfsReader::SysfsReader;
   std::string fail_path;
   int fail_err = 0;
-  int ListDir(const std::string& path, std::vector<std::string>* names) override {
+  int ListDirEntries(const std::string& path, std::vector<DirEntry>* entries) override {
     if (path == fail_path) {
-      names->clear();
+      entries->clear();
       return fail_err;
     }
-    return SysfsReader::ListDir(path, names);
+    return SysfsReader::ListDirEntries(path, entries);
   }
 };
 
@@ -315,6 +316,170 @@ TEST(DeviceFilter, ExcludedDeviceIsNotReadDuringDiscovery) {
     if (path.rfind("class/infiniband/mlx5_0/", 0) == 0) ++other_reads;
   }
   EXPECT_GT(other_reads, 0u);
+}
+
+// ---------------------------------------------------------------------------------------------
+// InventoryCache: what an unchanged node costs per poll, and every change still seen in one poll
+
+// Counts the listings and reads discovery asks for.
+class CountingReader : public SysfsReader {
+ public:
+  using SysfsReader::SysfsReader;
+  std::vector<std::string> listed, read;
+  int ListDirEntries(const std::string& path, std::vector<DirEntry>* entries) override {
+    listed.push_back(path);
+    return SysfsReader::ListDirEntries(path, entries);
+  }
+  int ReadFile(const std::string& path, std::string* out) override {
+    read.push_back(path);
+    return SysfsReader::ReadFile(path, out);
+  }
+  void Reset() {
+    listed.clear();
+    read.clear();
+  }
+};
+
+// The inventory as comparable text: every field discovery fills.
+std::string Describe(const Inventory& inventory) {
+  std::string out;
+  for (const auto& d : inventory.devices) {
+    out += d.name + " " + d.dir + " " + d.pci_address + " " + d.physfn + " " +
+           std::to_string(d.has_pci_link) + std::to_string(d.has_hca_type) + "\n";
+    for (const auto& p : d.ports) {
+      out += "  " + std::to_string(p.number) + " " + p.dir + " " + p.link_layer + " " + p.netdev +
+             " " + std::to_string(p.netdev_is_upper);
+      for (const auto& slave : p.bond_slaves)
+        out += " " + slave;
+      out += "\n";
+    }
+  }
+  return out;
+}
+
+Inventory DiscoverCached(SysfsReader& reader, InventoryCache& cache,
+                         const DeviceFilter& filter = {}) {
+  std::vector<DiscoveryError> errors;
+  Inventory inventory = DiscoverInventory(reader, filter, &errors, &cache);
+  EXPECT_TRUE(errors.empty());
+  reader.SweepUnused();  // as the poller does at the end of each poll
+  return inventory;
+}
+
+TEST(InventoryCache, UnchangedNodeCostsTwoListingsAndTheSameInventory) {
+  for (const char* tree : {"mlx5-roce", "mlx5-ib", "mlx5-lag"}) {
+    SCOPED_TRACE(tree);
+    CountingReader reader(FixturePath(tree));
+    InventoryCache cache;
+    Inventory first = DiscoverCached(reader, cache);
+    ASSERT_FALSE(first.devices.empty());
+    EXPECT_EQ(Describe(first), Describe(Discover(reader)));  // the same as without a cache
+    reader.Reset();
+    Inventory second = DiscoverCached(reader, cache);
+    EXPECT_EQ(Describe(second), Describe(first));
+    EXPECT_EQ(reader.listed, (std::vector<std::string>{"class/infiniband", "class/net"}));
+    // Only a LAG port's bonding/slaves is read again (enslaving changes no listing); the
+    // fixtures' RoCE netdevs have no `device` link but are no upper devices either.
+    for (const auto& path : reader.read)
+      EXPECT_NE(path.find("/bonding/slaves"), std::string::npos) << path;
+    EXPECT_EQ(reader.read.size(), std::string(tree) == "mlx5-lag" ? 1u : 0u);
+  }
+}
+
+TEST(InventoryCache, EnslavingIsSeenInTheNextPoll) {
+  TempDir tmp;
+  CopyTree(FixturePath("mlx5-lag"), tmp);
+  SysfsReader reader(tmp.path());
+  InventoryCache cache;
+  Inventory first = DiscoverCached(reader, cache);
+  const PortInfo* port = &Find(first, "mlx5_bond_0")->ports[0];
+  ASSERT_EQ(port->bond_slaves, (std::vector<std::string>{"ens1f0np0", "ens1f1np1"}));
+  tmp.Write("class/net/bond0/bonding/slaves", "ens1f1np1\n");
+  Inventory second = DiscoverCached(reader, cache);
+  EXPECT_EQ(Find(second, "mlx5_bond_0")->ports[0].bond_slaves,
+            (std::vector<std::string>{"ens1f1np1"}));
+}
+
+TEST(InventoryCache, RenamedNetdevIsSeenInTheNextPoll) {
+  TempDir tmp;
+  CopyTree(Ib(), tmp);
+  // Without the pkey child (ib0.8001 would sort before the new name and match the GUID too).
+  tmp.Remove("devices/pci0000:00/0000:00:02.0/0000:17:00.0/net/ib0.8001");
+  tmp.Remove("class/net/ib0.8001");
+  SysfsReader reader(tmp.path());
+  InventoryCache cache;
+  Inventory first = DiscoverCached(reader, cache);
+  const std::string old_name = Find(first, "mlx5_0")->ports[0].netdev;
+  ASSERT_FALSE(old_name.empty());
+  // udev renames an IPoIB netdev after it is created: the class/net link and the device's
+  // net/<name> directory both change name.
+  std::string link = tmp.path() + "/class/net/" + old_name;
+  std::string target = fs::read_symlink(link);
+  fs::path dir = fs::path(link).parent_path() / target;
+  fs::rename(dir, dir.parent_path() / "ibp1s0");
+  fs::remove(link);
+  fs::create_symlink(fs::path(target).parent_path() / "ibp1s0", tmp.path() + "/class/net/ibp1s0");
+  Inventory second = DiscoverCached(reader, cache);
+  EXPECT_EQ(Find(second, "mlx5_0")->ports[0].netdev, "ibp1s0");
+}
+
+TEST(InventoryCache, ReRegisteredDeviceIsDiscoveredAfreshAndItsFilesReopened) {
+  TempDir tmp;
+  CopyTree(Roce(), tmp);
+  SysfsReader reader(tmp.path());
+  InventoryCache cache;
+  Inventory first = DiscoverCached(reader, cache);
+  std::string value;
+  ASSERT_EQ(reader.ReadFile("class/infiniband/mlx5_0/ports/1/state", &value), 0);
+  const uint64_t identity = Find(first, "mlx5_0")->identity;
+  ASSERT_NE(identity, 0u);
+  // A driver reload: new device directory (a port more) and a new class link. The new link is
+  // made beside the old one and renamed over it, so it cannot reuse the old inode number.
+  std::string link = tmp.path() + "/class/infiniband/mlx5_0";
+  fs::path dir = fs::path(link).parent_path() / fs::read_symlink(link);
+  fs::copy(dir, dir.string() + ".new",
+           fs::copy_options::recursive | fs::copy_options::copy_symlinks);
+  fs::copy(dir.string() + ".new/ports/1", dir.string() + ".new/ports/2",
+           fs::copy_options::recursive | fs::copy_options::copy_symlinks);
+  std::ofstream(dir.string() + ".new/ports/1/state") << "1: DOWN\n";
+  fs::remove_all(dir);
+  fs::rename(dir.string() + ".new", dir);
+  fs::create_symlink(fs::read_symlink(link), link + ".new");
+  fs::rename(link + ".new", link);
+  Inventory second = DiscoverCached(reader, cache);
+  const DeviceInfo* device = Find(second, "mlx5_0");
+  ASSERT_NE(device, nullptr);
+  EXPECT_NE(device->identity, identity);
+  EXPECT_EQ(device->ports.size(), 2u);
+  // The cached descriptor of the old state file was closed: the new file is read.
+  ASSERT_EQ(reader.ReadFile("class/infiniband/mlx5_0/ports/1/state", &value), 0);
+  EXPECT_EQ(value, "1: DOWN\n");
+}
+
+TEST(InventoryCache, AddedAndRemovedDevicesAreSeenInTheNextPoll) {
+  TempDir tmp;
+  CopyTree(Roce(), tmp);
+  SysfsReader reader(tmp.path());
+  InventoryCache cache;
+  ASSERT_EQ(Names(DiscoverCached(reader, cache)),
+            (std::vector<std::string>{"mlx5_0", "mlx5_1", "mlx5_2"}));
+  fs::rename(tmp.path() + "/class/infiniband/mlx5_1", tmp.path() + "/mlx5_1.link");
+  EXPECT_EQ(Names(DiscoverCached(reader, cache)), (std::vector<std::string>{"mlx5_0", "mlx5_2"}));
+  fs::rename(tmp.path() + "/mlx5_1.link", tmp.path() + "/class/infiniband/mlx5_1");
+  Inventory back = DiscoverCached(reader, cache);
+  EXPECT_EQ(Describe(back), Describe(Discover(reader)));
+}
+
+TEST(InventoryCache, UnlistableClassNetDiscoversAfreshEveryPoll) {
+  UnlistableReader reader(Roce());
+  reader.fail_path = "class/net";
+  reader.fail_err = EACCES;
+  InventoryCache cache;
+  std::vector<DiscoveryError> errors;
+  Inventory first = DiscoverInventory(reader, {}, &errors, &cache);
+  Inventory second = DiscoverInventory(reader, {}, &errors, &cache);
+  EXPECT_EQ(Describe(second), Describe(first));
+  EXPECT_EQ(Describe(second), Describe(Discover(reader)));
 }
 
 }  // namespace

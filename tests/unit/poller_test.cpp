@@ -1,5 +1,6 @@
 #include "rdma_exporter/poller.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <zlib.h>
 
@@ -13,6 +14,7 @@
 
 #include "collectors/hw_counters.h"
 #include "collectors/port_state.h"
+#include "rdma_exporter/unique_fd.h"
 #include "test_util.h"
 
 namespace fs = std::filesystem;
@@ -245,11 +247,16 @@ TEST(Poller, ReRegisteredDeviceIsReadThroughNewFiles) {
   Poller poller(std::make_unique<SysfsReader>(dir.path()), AllCollectors());
   EXPECT_NE(poller.Collect()->text.find("rdma_hw_rdma_sends_total{device=\"rxe1\",port=\"1\"} 200"),
             std::string::npos);
-  // Replace rxe1 by a copy with a different counter (new inodes, as a driver reload gives).
+  // Replace rxe1 by a copy with a different counter (new inodes, as a driver reload gives: the
+  // device directory and its class/infiniband link, made beside the old one and renamed over
+  // it so that its inode number cannot be the old one's).
   std::string dev = dir.path() + "/devices/virtual/infiniband/rxe1";
   fs::copy(dev, dev + ".new", fs::copy_options::recursive | fs::copy_options::copy_symlinks);
   fs::remove_all(dev);
   fs::rename(dev + ".new", dev);
+  std::string link = dir.path() + "/class/infiniband/rxe1";
+  fs::create_symlink(fs::read_symlink(link), link + ".new");
+  fs::rename(link + ".new", link);
   std::ofstream(dev + "/ports/1/hw_counters/rdma_sends") << "7\n";
   EXPECT_NE(poller.Collect()->text.find("rdma_hw_rdma_sends_total{device=\"rxe1\",port=\"1\"} 7"),
             std::string::npos);
@@ -269,6 +276,24 @@ TEST(Poller, VanishedDeviceSeriesDisappearAndReturn) {
   fs::rename(dir.path() + "/rxe1.link", dir.path() + "/class/infiniband/rxe1");
   EXPECT_NE(poller.Collect()->text.find("rdma_port_up{device=\"rxe1\",port=\"1\"} 1"),
             std::string::npos);
+}
+
+TEST(Poller, CountOpenFdsFollowsOpenAndClose) {
+  size_t before = CountOpenFds();
+  // The listing the fallback (and this check) uses, without its own descriptor.
+  auto listed = [] {
+    size_t n = 0;
+    for ([[maybe_unused]] const auto& entry : fs::directory_iterator("/proc/self/fd"))
+      ++n;
+    return n - 1;
+  };
+  EXPECT_EQ(before, listed());
+  std::vector<UniqueFd> fds;
+  for (int i = 0; i < 40; ++i)
+    fds.emplace_back(open("/proc/self/stat", O_RDONLY | O_CLOEXEC));
+  EXPECT_EQ(CountOpenFds(), before + 40);
+  fds.clear();
+  EXPECT_EQ(CountOpenFds(), before);
 }
 
 // Counts its runs; slow-changing or not as told.

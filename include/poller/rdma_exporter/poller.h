@@ -87,7 +87,8 @@ class Poller {
   PollerConfig config_;
   std::unique_ptr<KernelReaders> kernel_;
   ErrorTracker errors_;
-  std::map<std::string, uint64_t> device_identity_;  // name -> inode of its sysfs directory
+  InventoryCache inventory_cache_;
+  std::map<std::string, uint64_t> device_identity_;  // name -> DeviceInfo::identity
   std::vector<std::optional<LastRun>> last_runs_;    // by collector index
   // Each collector writes into a sink of its own, kept from poll to poll (the sink remembers
   // its series' rendered labels); the poller's own metrics go to self_sink_.
@@ -108,5 +109,7 @@ std::string Gzip(const std::string& data);
 
 // Standard process_* metrics of the running process, from /proc/self.
 void AddProcessMetrics(MetricSink& sink);
+// Open descriptors of this process: the size of /proc/self/fd (Linux 6.2+), else its listing.
+size_t CountOpenFds();
 
 }  // namespace rdma_exporter

@@ -32,7 +32,16 @@ class SysfsReader {
   // that need the same file (gids/0, gid_attrs/ndevs/0) do not cost a second read.
   [[nodiscard]] virtual int ReadFile(const std::string& path, std::string* out);
   // Sorted entry names of a directory, without "." and "..". Returns 0 or an errno value.
-  [[nodiscard]] virtual int ListDir(const std::string& path, std::vector<std::string>* names);
+  [[nodiscard]] int ListDir(const std::string& path, std::vector<std::string>* names);
+  // The same listing with each entry's inode number (d_ino, no stat): in sysfs every kernel
+  // object registration creates new nodes with new numbers, so an unchanged (name, inode) pair
+  // is the same object as before.
+  struct DirEntry {
+    std::string name;
+    uint64_t inode = 0;
+    bool operator==(const DirEntry&) const = default;
+  };
+  [[nodiscard]] virtual int ListDirEntries(const std::string& path, std::vector<DirEntry>* entries);
   // ListDir for an attribute directory of a registered port or device (counters/, hw_counters/,
   // gids/): the kernel creates its entries when the object registers and never changes them
   // while it exists, so the listing (or its error) is cached and costs no syscall on later
