@@ -549,6 +549,12 @@ def main():
     ap.add_argument("--json", help="also write the raw results here")
     ap.add_argument("--work-dir", help="keep trees, logs and strace output here")
     args = ap.parse_args()
+    # Checked before any exporter starts: a missing binary must not leave the others running.
+    for what, path in (("exporter", args.exporter), ("sim", args.sim),
+                       ("node-exporter", args.node_exporter)):
+        if not (shutil.which(path) or os.access(path, os.X_OK)):
+            sys.exit(f"compare.py: --{what} {path}: not found or not executable "
+                     "(bench/run.sh installs prometheus-node-exporter)")
 
     work_dir = args.work_dir or tempfile.mkdtemp(prefix="rdma_bench.")
     os.makedirs(work_dir, exist_ok=True)

@@ -4,6 +4,7 @@
 #include "ecn.h"
 #include "ethtool.h"
 #include "gid_table.h"
+#include "gpu_affinity.h"
 #include "hw_counters.h"
 #include "netdev.h"
 #include "pcie.h"
@@ -38,11 +39,11 @@ CollectorFactory Entry() {
 
 const std::vector<CollectorFactory>& CollectorRegistry() {
   static const std::vector<CollectorFactory> registry = {
-      Entry<DeviceInfoCollector>(),  Entry<PortStateCollector>(),  Entry<PortCountersCollector>(),
-      Entry<HwCountersCollector>(),  Entry<PcieCollector>(),       Entry<GidTableCollector>(),
-      Entry<NetdevCollector>(),      Entry<EthtoolCollector>(),    Entry<DcbCollector>(),
-      Entry<EcnCollector>(),         Entry<RoceConfigCollector>(), Entry<VerbsCollector>(),
-      Entry<RdmaNetlinkCollector>(),
+      Entry<DeviceInfoCollector>(),  Entry<PortStateCollector>(),   Entry<PortCountersCollector>(),
+      Entry<HwCountersCollector>(),  Entry<PcieCollector>(),        Entry<GidTableCollector>(),
+      Entry<NetdevCollector>(),      Entry<EthtoolCollector>(),     Entry<DcbCollector>(),
+      Entry<EcnCollector>(),         Entry<RoceConfigCollector>(),  Entry<VerbsCollector>(),
+      Entry<RdmaNetlinkCollector>(), Entry<GpuAffinityCollector>(),
   };
   return registry;
 }

@@ -198,6 +198,7 @@ const Flags& ExporterFlags() {
         all.push_back(std::move(flag));
     };
     all.push_back(Share<Options>(kPathSysfsFlag, kExporter));
+    all.push_back(Share<Options>(kPathProcfsFlag, kExporter));
     append(PollFlags());
     all.push_back(Share<Options>(kDeviceIncludeFlag, kExporter));
     all.push_back(Share<Options>(kDeviceExcludeFlag, kExporter));

@@ -45,6 +45,14 @@ const SharedFlag kPathSysfsFlag = {
       return SetNonEmptyPath(value, "path.sysfs", &options->sysfs_root);
     }};
 
+const SharedFlag kPathProcfsFlag = {
+    "path.procfs",
+    {"\"/proc\"", "procfs mount point (the NVIDIA driver's GPU list)."},
+    {"/proc", "procfs mount point (the NVIDIA driver's GPU list)."},
+    [](const std::string& value, NodeOptions* options, FlagAudience) {
+      return SetNonEmptyPath(value, "path.procfs", &options->collector_options.procfs_root);
+    }};
+
 const SharedFlag kPathFixturesFlag = {
     "path.fixtures",
     {"DIR",

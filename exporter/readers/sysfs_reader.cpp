@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
+#include <cstdlib>
 #include <memory>
 
 #include "rdma_exporter/logging.h"
@@ -181,6 +183,23 @@ int SysfsReader::ReadLink(const std::string& path, std::string* target) {
   ssize_t n = readlink(JoinPath(root_, path).c_str(), buf, sizeof(buf));
   if (n < 0) return errno;
   target->assign(buf, static_cast<size_t>(n));
+  return 0;
+}
+
+int SysfsReader::RealPath(const std::string& path, std::string* resolved) {
+  // realpath(3) of the root too: the root may itself be reached through a link (/tmp trees).
+  char root_buf[PATH_MAX];
+  char path_buf[PATH_MAX];
+  if (realpath(root_.c_str(), root_buf) == nullptr) return errno;
+  if (realpath(JoinPath(root_, path).c_str(), path_buf) == nullptr) return errno;
+  std::string_view root(root_buf);
+  std::string_view full(path_buf);
+  if (root == "/") root = "";
+  if (full.substr(0, root.size()) != root || full.size() <= root.size() ||
+      full[root.size()] != '/') {
+    return EXDEV;
+  }
+  resolved->assign(full.substr(root.size() + 1));
   return 0;
 }
 

@@ -59,6 +59,7 @@ struct SharedFlag {
 };
 
 extern const SharedFlag kPathSysfsFlag;      // --path.sysfs
+extern const SharedFlag kPathProcfsFlag;     // --path.procfs
 extern const SharedFlag kPathFixturesFlag;   // --path.fixtures
 extern const SharedFlag kDeviceIncludeFlag;  // --device-include
 extern const SharedFlag kDeviceExcludeFlag;  // --device-exclude

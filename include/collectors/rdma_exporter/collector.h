@@ -63,6 +63,8 @@ struct CollectorOptions {
   // --roce.min-mtu: the smallest acceptable RoCE netdev MTU (the deployment guide's 4200).
   unsigned roce_min_mtu = 4200;
   HwCounterSource hw_counters_source = HwCounterSource::kAuto;
+  // --path.procfs: where the gpu_affinity collector finds /proc/driver/nvidia.
+  std::string procfs_root = "/proc";
 };
 
 class Collector {

@@ -58,6 +58,8 @@ inline constexpr std::string_view kHwRetryExceededErr = "rdma_hw_retry_exceeded_
 inline constexpr std::string_view kPcieLinkSpeed = "rdma_pcie_link_transfers_per_second";
 inline constexpr std::string_view kPcieLinkWidth = "rdma_pcie_link_width_lanes";
 inline constexpr std::string_view kPcieAerErrors = "rdma_pcie_aer_errors_total";
+// GPU rails (collectors/gpu_affinity)
+inline constexpr std::string_view kGpuAffinityInfo = "rdma_gpu_affinity_info";
 // GIDs, verbs (collectors/gid_table, verbs)
 inline constexpr std::string_view kGidInfo = "rdma_gid_info";
 inline constexpr std::string_view kPortActiveMtu = "rdma_port_active_mtu_bytes";

@@ -55,6 +55,10 @@ class SysfsReader {
   // Target of a symbolic link, as stored. Returns 0 or an errno value.
   [[nodiscard]] virtual int ReadLink(const std::string& path, std::string* target);
   virtual bool Exists(const std::string& path);
+  // The canonical path of path (every link resolved), relative to the root: e.g.
+  // "devices/pci0000:00/0000:00:01.0/0000:01:00.0" for "bus/pci/devices/0000:01:00.0".
+  // EXDEV when it resolves outside the root. Returns 0 or an errno value.
+  [[nodiscard]] virtual int RealPath(const std::string& path, std::string* resolved);
 
   // Closes cached descriptors whose path starts with prefix (a device that vanished).
   void CloseUnder(std::string_view prefix);
