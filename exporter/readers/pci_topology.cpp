@@ -2,20 +2,11 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <charconv>
+
+#include "rdma_exporter/parse.h"
 
 namespace rdma_exporter {
 namespace {
-
-std::string_view Trimmed(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
-    s.remove_prefix(1);
-  while (!s.empty() &&
-         (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\n')) {
-    s.remove_suffix(1);
-  }
-  return s;
-}
 
 bool IsHex(std::string_view s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
@@ -47,8 +38,8 @@ std::optional<NvidiaGpu> ParseNvidiaGpuInformation(std::string_view text) {
     text = end == std::string_view::npos ? std::string_view() : text.substr(end + 1);
     size_t colon = line.find(':');
     if (colon == std::string_view::npos) continue;
-    std::string_view key = Trimmed(line.substr(0, colon));
-    std::string_view value = Trimmed(line.substr(colon + 1));
+    std::string_view key = Trim(line.substr(0, colon));
+    std::string_view value = Trim(line.substr(colon + 1));
     if (key == "GPU UUID") {
       gpu.uuid = value;
     } else if (key == "Bus Location") {
@@ -104,10 +95,8 @@ int ResolvePciLocation(SysfsReader& sysfs, const std::string& link, PciLocation*
   out->numa_node = -1;
   std::string numa;
   if (sysfs.ReadFile(JoinPath(resolved, "numa_node"), &numa) == 0) {
-    std::string_view v = Trimmed(numa);
-    int node = -1;
-    auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), node);
-    if (ec == std::errc() && ptr == v.data() + v.size() && node >= 0) out->numa_node = node;
+    auto node = ParseI64(numa);
+    if (node && *node >= 0 && *node < 1 << 16) out->numa_node = static_cast<int>(*node);
   }
   return 0;
 }

@@ -166,18 +166,19 @@ void BuildDgxH100(Topology& t) {
   }
 }
 
-CollectorOptions ProcAt(const Topology& t) {
+// One poll of a gpu_affinity collector over the tree.
+testing::CollectResult CollectOn(const Topology& t) {
   CollectorOptions options;
   options.procfs_root = t.proc();
-  return options;
+  SysfsReader sysfs(t.sys());
+  GpuAffinityCollector collector(options);
+  return RunCollector(collector, sysfs);
 }
 
 TEST(GpuAffinityCollector, DgxH100EachGpuHasItsOwnComputeNicAndNoStorageNic) {
   Topology t;
   BuildDgxH100(t);
-  SysfsReader sysfs(t.sys());
-  GpuAffinityCollector collector(ProcAt(t));
-  auto result = RunCollector(collector, sysfs);
+  auto result = CollectOn(t);
   EXPECT_EQ(result.failures, 0u);
   EXPECT_EQ(Count(result.families, "rdma_gpu_affinity_info"), 8u);
   for (int i = 0; i < 8; ++i) {
@@ -204,9 +205,7 @@ TEST(GpuAffinityCollector, HgxWithFourSwitchesGivesEachGpuBothNicsOfItsSwitch) {
     t.Hca("mlx5_" + std::to_string(2 * s), c[2], s / 2);
     t.Hca("mlx5_" + std::to_string(2 * s + 1), c[3], s / 2);
   }
-  SysfsReader sysfs(t.sys());
-  GpuAffinityCollector collector(ProcAt(t));
-  auto result = RunCollector(collector, sysfs);
+  auto result = CollectOn(t);
   EXPECT_EQ(result.failures, 0u);
   EXPECT_EQ(Count(result.families, "rdma_gpu_affinity_info"), 16u);
   for (int g = 0; g < 8; ++g) {
@@ -228,9 +227,7 @@ TEST(GpuAffinityCollector, NearestIsExportedWithItsDistanceWhenNoNicSharesASwitc
   auto b = Topology::Switch(0x97, 1);
   t.Gpu(Uuid(0), a[0], 0);
   t.Hca("mlx5_0", b[0], 1);
-  SysfsReader sysfs(t.sys());
-  GpuAffinityCollector collector(ProcAt(t));
-  auto result = RunCollector(collector, sysfs);
+  auto result = CollectOn(t);
   EXPECT_EQ(Value(result.families, "rdma_gpu_affinity_info",
                   {{"device", "mlx5_0"}, {"gpu_pci_address", a[0].back()}, {"distance", "SYS"}}),
             1.0);
@@ -240,8 +237,10 @@ TEST(GpuAffinityCollector, NoNvidiaDriverExportsNothingAndIsNoError) {
   Topology t;
   auto c = Topology::Switch(0x15, 1);
   t.Hca("mlx5_0", c[0], 0);
+  CollectorOptions options;
+  options.procfs_root = t.proc();
   SysfsReader sysfs(t.sys());
-  GpuAffinityCollector collector(ProcAt(t));
+  GpuAffinityCollector collector(options);  // the same one twice: "no driver" is said once
   for (int poll = 0; poll < 2; ++poll) {
     auto result = RunCollector(collector, sysfs);
     EXPECT_EQ(result.failures, 0u);
@@ -260,9 +259,7 @@ TEST(GpuAffinityCollector, BadGpuEntriesAreCountedAndTheOthersStillExported) {
   t.dir().Write(gpus + c1 + "/information", "\xff\xfe not the driver's text\n");
   t.dir().Remove("sys/bus/pci/devices/" + c2);
   t.dir().Remove(gpus + c3 + "/information");
-  SysfsReader sysfs(t.sys());
-  GpuAffinityCollector collector(ProcAt(t));
-  auto result = RunCollector(collector, sysfs);
+  auto result = CollectOn(t);
   EXPECT_EQ(result.failures, 3u);
   EXPECT_EQ(Count(result.families, "rdma_gpu_affinity_info"), 5u);
   EXPECT_TRUE(Value(result.families, "rdma_gpu_affinity_info", {{"gpu_uuid", Uuid(0)}}));
