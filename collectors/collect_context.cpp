@@ -41,4 +41,10 @@ void CollectContext::Malformed(const std::string& path, std::string_view content
   errors_.Record(collector_, path, "malformed", shown);
 }
 
+void CollectContext::Failed(const std::string& path, std::string_view reason,
+                            std::string_view detail) {
+  ++failures_;
+  errors_.Record(collector_, path, reason, detail);
+}
+
 }  // namespace rdma_exporter

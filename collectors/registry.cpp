@@ -8,6 +8,8 @@
 #include "hw_counters.h"
 #include "netdev.h"
 #include "pcie.h"
+#include "pod_qps.h"
+#include "pod_resources.h"
 #include "port_counters.h"
 #include "port_state.h"
 #include "rdma_netlink.h"
@@ -43,7 +45,8 @@ const std::vector<CollectorFactory>& CollectorRegistry() {
       Entry<HwCountersCollector>(),  Entry<PcieCollector>(),        Entry<GidTableCollector>(),
       Entry<NetdevCollector>(),      Entry<EthtoolCollector>(),     Entry<DcbCollector>(),
       Entry<EcnCollector>(),         Entry<RoceConfigCollector>(),  Entry<VerbsCollector>(),
-      Entry<RdmaNetlinkCollector>(), Entry<GpuAffinityCollector>(),
+      Entry<RdmaNetlinkCollector>(), Entry<GpuAffinityCollector>(), Entry<PodResourcesCollector>(),
+      Entry<PodQpsCollector>(),
   };
   return registry;
 }

@@ -236,7 +236,7 @@
     annotation('Transceiver module events', 'purple', 'increase(rdma_module_events_total{%(sel)s}[2m]) > 0', 'Module {{event}} on {{device}}/{{port}} {{netdev}}'),
   ],
 
-  local dashboard(uid, title, description, rows, withDevice, multiNode, annotations=[]) = {
+  local dashboard(uid, title, description, rows, withDevice, multiNode, annotations=[], vars=null) = {
     uid: c.dashboardUidPrefix + uid,
     title: title,
     description: description,
@@ -249,7 +249,7 @@
     timezone: 'browser',
     links: [{ title: 'RDMA dashboards', type: 'dashboards', tags: ['rdma_exporter'], asDropdown: true, includeVars: true, keepTime: true, icon: 'external link', tooltip: '', url: '', targetBlank: false }],
     annotations: { list: annotations },
-    templating: { list: variables(withDevice, multiNode) },
+    templating: { list: if vars != null then vars else variables(withDevice, multiNode) },
     panels: layout(rows),
   },
 
@@ -578,9 +578,78 @@
     multiNode=true,
   ),
 
+  // ---- my job ------------------------------------------------------------------------------
+  // A job owner's view: pick namespace and pod(s); the nodes and ports they can use
+  // (rdma_pod_info, from the kubelet's pod-resources API), and those ports' health, traffic,
+  // pause and errors. Every query is limited to the job's ports by `and on (...) jobPorts`.
+
+  local podSel = '%s, %s=~"$cluster", namespace=~"$namespace", pod=~"$pod"' % [c.selector, c.clusterLabel],
+  local jobPorts = 'on (%s, %s, device, port) group by (%s, %s, device, port) (rdma_pod_info{%s})' % [c.clusterLabel, c.nodeLabel, c.clusterLabel, c.nodeLabel, podSel],
+  local podVariable(name, label, query) = {
+    type: 'query',
+    name: name,
+    label: label,
+    datasource: ds,
+    query: { query: query, refId: name },
+    current: { text: 'All', value: '$__all' },
+    includeAll: true,
+    allValue: '.*',
+    multi: true,
+    refresh: 2,
+    sort: 1,
+    hide: 0,
+    options: [],
+  },
+  local jobVariables = [v for v in variables(false, true) if v.name != 'node'] + [
+    podVariable('namespace', 'Namespace', 'label_values(rdma_pod_info{%s, %s=~"$cluster"}, namespace)' % [c.selector, c.clusterLabel]),
+    podVariable('pod', 'Pod', 'label_values(rdma_pod_info{%s, %s=~"$cluster", namespace=~"$namespace"}, pod)' % [c.selector, c.clusterLabel]),
+  ],
+  local jobLegend = node + ' {{device}}/{{port}}',
+  // No $node variable here: the job decides the nodes.
+  local jsel = '%s, %s=~"$cluster"' % [c.selector, c.clusterLabel],
+  local jrsel = '%s=~"$cluster"' % c.clusterLabel,
+  local jf(s) = s % { jsel: jsel, jrsel: jrsel, r: r, node: c.nodeLabel, cluster: c.clusterLabel },
+  local job = dashboard(
+    'job',
+    'RDMA / My job',
+    'The RDMA ports a job (namespace, pods) can use, from the kubelet pod-resources API, and their health: down ports, firing alerts, traffic, pause and errors.',
+    [
+      row("The job's ports"),
+      [
+        [stat('Nodes', 'count(count by (%s, %s) (rdma_pod_info{%s}))' % [c.clusterLabel, c.nodeLabel, podSel], 'none', [[null, 'blue']]), 6, 4],
+        [stat('Ports', 'count(%s)' % std.strReplace(jobPorts, 'on (%s, %s, device, port) ' % [c.clusterLabel, c.nodeLabel], ''), 'none', [[null, 'blue']]), 6, 4],
+        [stat('Ports down', jf('count((rdma_port_up{%(jsel)s} == 0) and ') + jobPorts + ') or vector(0)', 'none', [[null, 'green'], [1, 'red']]), 6, 4],
+        [stat('Firing alerts on its ports', 'count(ALERTS{alertstate="firing"} and %s) or vector(0)' % jobPorts, 'none', [[null, 'green'], [1, 'orange']]), 6, 4],
+      ],
+      [
+        [table('Where the job runs', [target('rdma_pod_info{%s}' % podSel, instant=true)], 'Each container, the ports it can use and how: vf (an SR-IOV VF given to it), shared (a shared device plugin pool), gpu_affinity (the HCA nearest one of its GPUs).', hide=['Value', c.clusterLabel]), 12, 8],
+        [table('Port state', [
+          target(jf('rdma_port_up{%(jsel)s} and ') + jobPorts, instant=true),
+          target(jf('rdma_port_rate_bytes_per_second{%(jsel)s} and ') + jobPorts, instant=true),
+        ], 'Link state and rate of each of its ports.', hide=[c.clusterLabel], columns=[
+          ['Value #A', 'state', 'none', colored([{ type: 'value', options: { '0': { text: 'DOWN', color: 'red', index: 0 }, '1': { text: 'up', color: 'green', index: 1 } } }])],
+          ['Value #B', 'rate', 'Bps'],
+        ]), 12, 8],
+      ],
+      [
+        [table('Firing alerts on its ports', [target('ALERTS{alertstate="firing"} and %s' % jobPorts, instant=true)], 'Alerts of the rdma_exporter rules on the ports the job can use.', hide=['Value', 'alertstate', c.clusterLabel]), 24, 7],
+      ],
+      row('Traffic, pause and errors'),
+      [
+        [timeseries('Data sent', [target(jf('device_port:rdma_port_data_transmitted_bytes:%(r)s{%(jrsel)s} and ') + jobPorts, jobLegend)], 'Bps'), 8, 8],
+        [timeseries('Paused by the fabric', [target(jf('(device_port_priority:rdma_pfc_pause_ratio:%(r)s{%(jrsel)s, direction="rx"} or device_port:rdma_port_transmit_wait_ratio:%(r)s{%(jrsel)s}) and ') + jobPorts, jobLegend + ' {{priority}}')], 'percentunit', 'Share of time each port was held back: PFC pause received (RoCE) or transmit wait (InfiniBand).'), 8, 8],
+        [timeseries('Errors and drops', [target(jf('sum by (%(cluster)s, %(node)s, device, port) (device_port:rdma_port_errors:%(r)s{%(jrsel)s}) and ') + jobPorts, jobLegend)], 'cps', 'Link, receive, discard and transport error counters of each port, per second.'), 8, 8],
+      ],
+    ],
+    withDevice=false,
+    multiNode=true,
+    vars=jobVariables,
+  ),
+
   grafanaDashboards+:: {
     'rdma-fabric-overview.json': overview,
     'rdma-node.json': drilldown,
     'rdma-exporter.json': health,
+    'rdma-job.json': job,
   },
 }

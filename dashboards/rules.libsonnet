@@ -241,6 +241,7 @@
   // and device labels, then the subset of ports that are rails, then per-node rail counts.
   local portLabelsInfo = 'device_port:rdma_port_labels:info',
   local alertLabelsInfo = 'device_port:rdma_alert_labels:info',
+  local podsInfo = 'device_port:rdma_pod:info',
   local railSelected = if c.rails.selector != '' then
     '%s{physfn="", %s}' % [portLabelsInfo, c.rails.selector]
   else
@@ -284,6 +285,12 @@
   // --- rails/fleet recording rules ---
   local railFleetRules = [
     {
+      // The jobs that can use each port (rdma_pod_info, from the kubelet's pod-resources API):
+      // one series per port and pod, whatever the container, resource or way.
+      record: podsInfo,
+      expr: fmt('group by (%(node)s, device, port, namespace, pod) (rdma_pod_info{%(sel)s})'),
+    },
+    {
       // The routing labels of the alerts (withRoutingLabels below): one series per port,
       // rail label only on rails. topk makes it unique per port even while two port-info
       // series overlap (a renamed netdev seen by two targets), so the alerts' group_left join
@@ -291,13 +298,22 @@
       record: alertLabelsInfo,
       expr: |||
         topk by (%(node)s, device, port) (1,
-          group by (%(node)s, device, port, link_layer, netdev, node_guid, rail) (
-            %(info)s * %(onPort)s group_left (rail) device_port:rdma_rail:info
+          group by (%(node)s, device, port, link_layer, netdev, node_guid, rail, namespace, pod) (
+            (
+              %(ports)s
+            )
+              * %(onPort)s group_left (namespace, pod)
+            (%(pods)s and %(onPort)s (count by (%(node)s, device, port) (%(pods)s) == 1))
             or %(onPort)s
-            %(info)s
+            (
+              %(ports)s
+            )
           )
         )
-      ||| % v { info: portLabelsInfo },
+      ||| % v {
+        ports: '%(info)s * %(onPort)s group_left (rail) device_port:rdma_rail:info\n    or %(onPort)s %(info)s' % v { info: portLabelsInfo },
+        pods: podsInfo,
+      },
     },
     {
       // Nodes of each cluster with at least one rail port down (or a down port the rail model
@@ -488,15 +504,16 @@
   // ---- alerts ----------------------------------------------------------------------------
 
   // --- rails/fleet: routing labels ---
-  // Every alert on a port gets link_layer, netdev, node_guid and rail (absent when the port is
-  // not a rail: Alertmanager matches rail="" for non-rail ports) from
+  // Every alert on a port gets link_layer, netdev, node_guid, rail (absent when the port is
+  // not a rail: Alertmanager matches rail="" for non-rail ports), and namespace and pod when
+  // exactly one pod can use the port (rdma_pod_info; with several, the dashboards list them) from
   // device_port:rdma_alert_labels:info; alerts on a device get node_guid. The join never loses
   // an alert: without the info series (device info not scraped yet, a port unknown to the
   // rail model) the alert fires with the labels of its expression alone, value unchanged.
   // 'port_netdev' alerts keep their own netdev (a LAG slave, not the bond of the port info).
   local routingLabels = {
-    port: ['link_layer', 'netdev', 'node_guid', 'rail'],
-    port_netdev: ['link_layer', 'node_guid', 'rail'],
+    port: ['link_layer', 'netdev', 'node_guid', 'rail', 'namespace', 'pod'],
+    port_netdev: ['link_layer', 'node_guid', 'rail', 'namespace', 'pod'],
     device: ['node_guid'],
   },
   local indentBy(s, n) = std.join('\n' + std.repeat(' ', n), std.split(std.rstripChars(s, '\n'), '\n')),

@@ -159,6 +159,33 @@ Flags CollectorSettingFlags() {
          options->collector_options.ethtool_metrics_include.emplace(value);
          return std::string();
        }},
+      {"collector.pod_resources.socket", "\"/var/lib/kubelet/pod-resources/kubelet.sock\"",
+       "The kubelet's pod-resources API socket (absent = no pod\nattribution, logged once).", true,
+       [](const std::string& value, Options* options) {
+         if (value.empty()) return std::string("--collector.pod_resources.socket is empty");
+         options->collector_options.pod_resources_socket = value;
+         return std::string();
+       }},
+      {"collector.pod_resources.interval", "10s",
+       "How often to ask the kubelet (on a thread of its own, never\nfrom a poll or scrape).", true,
+       [](const std::string& value, Options* options) {
+         std::chrono::milliseconds interval{};
+         std::string error =
+             SetDuration(value, "collector.pod_resources.interval", "10s, 1m", &interval);
+         if (error.empty() && interval.count() < 1000) {
+           error = "--collector.pod_resources.interval must be at least 1s";
+         }
+         if (error.empty()) options->collector_options.pod_resources_interval = interval;
+         return error;
+       }},
+      {"collector.pod_resources.shared-config", "FILE",
+       "The RDMA shared device plugin's config.json: which HCAs each\nrdma/ resource covers "
+       "(unset: every HCA).",
+       true,
+       [](const std::string& value, Options* options) {
+         options->collector_options.shared_device_plugin_config = value;
+         return std::string();
+       }},
   };
 }
 

@@ -11,6 +11,8 @@ PACKAGES=(
   prometheus-cpp-dev libcivetweb-dev libspdlog-dev libfmt-dev zlib1g-dev
   libnl-3-dev libnl-route-3-dev libnl-genl-3-dev libibverbs-dev
   libgtest-dev libgmock-dev
+  # kubelet pod-resources API client (pod attribution): gRPC, protobuf and their compilers
+  libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
   # --web.config.file: YAML, OpenSSL 3 (TLS shims for CivetWeb), libxcrypt (bcrypt)
   libyaml-cpp-dev libssl-dev libcrypt-dev
   # demo and tests: fixture unpacking, curl for the quick start

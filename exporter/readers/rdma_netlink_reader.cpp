@@ -46,6 +46,11 @@ constexpr auto kNldevPolicy = MakeNlaPolicy<kMaxAttr>({
     {RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY, NlaOfType(NLA_NESTED)},
     {RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_NAME, NlaOfType(NLA_STRING)},
     {RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_VALUE, NlaOfType(NLA_U64)},
+    {RDMA_NLDEV_ATTR_RES_QP, NlaOfType(NLA_NESTED)},
+    {RDMA_NLDEV_ATTR_RES_QP_ENTRY, NlaOfType(NLA_NESTED)},
+    {RDMA_NLDEV_ATTR_RES_LQPN, NlaOfType(NLA_U32)},
+    {RDMA_NLDEV_ATTR_RES_PID, NlaOfType(NLA_U32)},
+    {RDMA_NLDEV_ATTR_RES_KERN_NAME, NlaOfType(NLA_STRING)},
 });
 using NldevTable = NlaTable<kMaxAttr>;
 
@@ -119,6 +124,29 @@ int ParseRdmaStatGetReply(const nlmsghdr* hdr, const std::string& device,
       [&](std::string name, uint64_t value) { out->emplace_back(std::move(name), value); });
 }
 
+int ParseRdmaResQpReply(const nlmsghdr* hdr, const std::string& device,
+                        std::vector<RdmaQpOwner>* out) {
+  NldevTable tb;
+  if (ParseAttrs(hdr, &tb) != 0) return EBADMSG;
+  if (OtherDevice(tb, device)) return ENODEV;
+  const nlattr* table = tb[RDMA_NLDEV_ATTR_RES_QP];
+  if (table == nullptr) return 0;  // a device without QPs answers with no table
+  const nlattr* entry;
+  int remaining;
+  nla_for_each_nested(entry, table, remaining) {
+    NldevTable qp;
+    if (ParseNlaNested(entry, kNldevPolicy, &qp) != 0) return EBADMSG;
+    // Every entry has its QP number (nldev.c fill_res_qp_entry); the port only once the QP is
+    // bound to one, the pid only for a user QP (a kernel QP has RES_KERN_NAME instead).
+    if (!NlaU32(qp[RDMA_NLDEV_ATTR_RES_LQPN])) return EBADMSG;
+    RdmaQpOwner owner;
+    owner.port = NlaU32(qp[RDMA_NLDEV_ATTR_PORT_INDEX]).value_or(0);
+    owner.pid = NlaU32(qp[RDMA_NLDEV_ATTR_RES_PID]).value_or(0);
+    out->push_back(owner);
+  }
+  return 0;
+}
+
 namespace {
 
 class RdmaNetlinkKernelReader : public RdmaNetlinkReader {
@@ -152,6 +180,29 @@ class RdmaNetlinkKernelReader : public RdmaNetlinkReader {
     std::vector<std::pair<std::string, uint64_t>> result;
     err = Request(RDMA_NLDEV_CMD_STAT_GET, index, port,
                   [&](const nlmsghdr* hdr) { return ParseRdmaStatGetReply(hdr, device, &result); });
+    err = AfterRequest(device, err);
+    if (err == 0) *out = std::move(result);
+    return err;
+  }
+
+  // `rdma resource show qp dev DEV`: a dump of RES_QP_GET with DEV_INDEX (the kernel's res
+  // dumps need it), many QPs per message.
+  [[nodiscard]] int ReadQps(const std::string& device, std::vector<RdmaQpOwner>* out) override {
+    out->clear();
+    uint32_t index = 0;
+    int err = Lookup(device, &index);
+    if (err != 0) return err;
+    std::vector<RdmaQpOwner> result;
+    err = RetryInterruptedDump([&] {
+      result.clear();
+      NlMsgPtr msg = NewNetlinkRequest(MessageType(RDMA_NLDEV_CMD_RES_QP_GET), NLM_F_DUMP);
+      if (msg == nullptr) return ENOMEM;
+      int put = nla_put_u32(msg.get(), RDMA_NLDEV_ATTR_DEV_INDEX, index);
+      if (put < 0) return NlErrno(put);
+      return channel_.Transact(
+          msg.get(), MessageType(RDMA_NLDEV_CMD_RES_QP_GET),
+          [&](const nlmsghdr* hdr) { return ParseRdmaResQpReply(hdr, device, &result); });
+    });
     err = AfterRequest(device, err);
     if (err == 0) *out = std::move(result);
     return err;
@@ -294,6 +345,33 @@ class RdmaNetlinkFixtureReader : public RdmaNetlinkReader {
       return 0;
     }
     return ENODEV;
+  }
+
+  // rdma/qp, `rdma resource show qp` lines: "link rxe0/1 lqpn 17 type RC state RTS ... pid 812
+  // comm ibv_rc_pingpong" (a kernel QP has "comm [ib_core]" and no pid; an unbound QP
+  // "link rxe0/-"). No file: no QPs.
+  [[nodiscard]] int ReadQps(const std::string& device, std::vector<RdmaQpOwner>* out) override {
+    out->clear();
+    std::string content;
+    if (ReadWholeFile(dir_ + "/qp", &content) != 0) return 0;
+    std::istringstream lines(content);
+    std::string line;
+    while (std::getline(lines, line)) {
+      std::istringstream words(line);
+      std::string kind, link, word;
+      if (!(words >> kind >> link) || kind != "link" || link.rfind(device + "/", 0) != 0) continue;
+      RdmaQpOwner owner;
+      owner.port = static_cast<uint32_t>(ParseU64(link.substr(device.size() + 1)).value_or(0));
+      while (words >> word) {
+        if (word != "pid") continue;
+        if (!(words >> word)) return EINVAL;
+        auto pid = ParseU64(word);
+        if (!pid) return EINVAL;
+        owner.pid = static_cast<uint32_t>(*pid);
+      }
+      out->push_back(owner);
+    }
+    return 0;
   }
 
  private:

@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "rdma_exporter/kernel_readers.h"
+
 namespace rdma_exporter {
 
 // RDMA_NLDEV_CMD_GET (one device of a dump): its name and index. Returns 0, or ENOENT for a
@@ -25,5 +27,10 @@ namespace rdma_exporter {
 // in message order, appended to *out. Returns 0, ENODEV (another device) or EBADMSG.
 [[nodiscard]] int ParseRdmaStatGetReply(const nlmsghdr* hdr, const std::string& device,
                                         std::vector<std::pair<std::string, uint64_t>>* out);
+
+// RDMA_NLDEV_CMD_RES_QP_GET (one message of a dump): each RES_QP_ENTRY's port and pid,
+// appended to *out. Returns 0, ENODEV (another device) or EBADMSG.
+[[nodiscard]] int ParseRdmaResQpReply(const nlmsghdr* hdr, const std::string& device,
+                                      std::vector<RdmaQpOwner>* out);
 
 }  // namespace rdma_exporter

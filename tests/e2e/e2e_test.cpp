@@ -167,7 +167,9 @@ class Stack {
           RDMA_EXPORTER_BIN, "--web.listen-address=127.0.0.1:" + std::to_string(port),
           "--path.sysfs=" + dir_.path() + "/fabric/sys",
           "--path.fixtures=" + dir_.path() + "/fabric/fixtures", "--nccl.ib-tc=106",
-          "--poll-interval=500ms"});
+          "--poll-interval=500ms",
+          "--collector.pod_resources.socket=" + dir_.path() + "/fabric/pod-resources/kubelet.sock",
+          "--collector.pod_resources.interval=1s"});
       if (WaitReady(port, 15s)) exporter_port_ = port;
     }
     if (exporter_port_ == 0) {
@@ -407,8 +409,9 @@ std::string Substitute(std::string expr, const std::string& instance) {
            expr.substr(13, comma - 13) + ")";
   }
   const std::pair<std::string, std::string> vars[] = {
-      {"$__rate_interval", "10s"}, {"$__interval", "1s"}, {"$__range", "1m"},
-      {"$cluster", "demo"},        {"$node", instance},   {"$device", ".*"},
+      {"$__rate_interval", "10s"}, {"$__interval", "1s"},     {"$__range", "1m"},
+      {"$cluster", "demo"},        {"$node", instance},       {"$device", ".*"},
+      {"$namespace", "ml-team"},   {"$pod", "llama-train-0"},
   };
   for (const auto& [var, value] : vars) {
     for (auto pos = expr.find(var); pos != std::string::npos; pos = expr.find(var, pos)) {
@@ -425,12 +428,13 @@ TEST(Dashboards, EveryPanelQueryReturnsDataOnTheDemoFabric) {
   ASSERT_TRUE(s.ok()) << s.Logs();
   ASSERT_TRUE(WaitFor(45s, [&] {
     return s.NonEmpty("device_port:rdma_rail_traffic_ratio:rate5m") &&
-           s.NonEmpty("ALERTS{alertstate=\"firing\"}");
+           s.NonEmpty("ALERTS{alertstate=\"firing\"}") && s.NonEmpty("rdma_pod_info");
   })) << s.Logs();
 
   int checked = 0;
   std::vector<std::pair<std::string, std::string>> annotations;
-  for (const char* name : {"rdma-fabric-overview.json", "rdma-node.json", "rdma-exporter.json"}) {
+  for (const char* name :
+       {"rdma-fabric-overview.json", "rdma-node.json", "rdma-exporter.json", "rdma-job.json"}) {
     const auto queries = DashboardQueries(std::string(RDMA_DASHBOARDS) + "/" + name);
     EXPECT_GE(queries.size(), 10u) << name;
     for (const auto& [title, raw] : queries) {

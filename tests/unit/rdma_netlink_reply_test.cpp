@@ -122,5 +122,65 @@ TEST(RdmaNetlinkReply, DevGetNameAndIndexOrSkipped) {
   EXPECT_EQ(ParseRdmaDevGetReply(nlmsg_hdr(nameless.get()), &name, &index), ENOENT);
 }
 
+// RES_QP_GET as nldev.c's res_get_common_dumpit and fill_res_qp_entry fill one message: the
+// device, then a RES_QP table of entries; a bound QP has PORT_INDEX, a user QP RES_PID, a kernel
+// QP RES_KERN_NAME instead.
+TEST(RdmaNetlinkReply, ResQpGivesEachQpsPortAndPid) {
+  MsgPtr msg = Message(RDMA_NLDEV_CMD_RES_QP_GET);
+  PutDevice(msg.get(), 1, "mlx5_0");
+  nlattr* table = nla_nest_start(msg.get(), RDMA_NLDEV_ATTR_RES_QP);
+  struct Qp {
+    uint32_t port, lqpn, pid;
+    const char* kern;
+  };
+  for (const Qp& qp : {Qp{1, 1, 0, "ib_core"}, Qp{1, 0x107, 4242, nullptr},
+                       Qp{0, 0x108, 4242, nullptr}, Qp{2, 0x10a, 777, nullptr}}) {
+    nlattr* entry = nla_nest_start(msg.get(), RDMA_NLDEV_ATTR_RES_QP_ENTRY);
+    if (qp.port != 0) nla_put_u32(msg.get(), RDMA_NLDEV_ATTR_PORT_INDEX, qp.port);
+    nla_put_u32(msg.get(), RDMA_NLDEV_ATTR_RES_LQPN, qp.lqpn);
+    nla_put_u32(msg.get(), RDMA_NLDEV_ATTR_RES_SQ_PSN, 0x3a5f);
+    nla_put_u8(msg.get(), RDMA_NLDEV_ATTR_RES_TYPE, 2);
+    nla_put_u8(msg.get(), RDMA_NLDEV_ATTR_RES_STATE, 3);
+    if (qp.kern != nullptr) {
+      nla_put_string(msg.get(), RDMA_NLDEV_ATTR_RES_KERN_NAME, qp.kern);
+    } else {
+      nla_put_u32(msg.get(), RDMA_NLDEV_ATTR_RES_PID, qp.pid);
+    }
+    nla_nest_end(msg.get(), entry);
+  }
+  nla_nest_end(msg.get(), table);
+  std::vector<RdmaQpOwner> qps;
+  ASSERT_EQ(ParseRdmaResQpReply(nlmsg_hdr(msg.get()), "mlx5_0", &qps), 0);
+  EXPECT_EQ(qps, (std::vector<RdmaQpOwner>{{1, 0}, {1, 4242}, {0, 4242}, {2, 777}}));
+  EXPECT_EQ(ParseRdmaResQpReply(nlmsg_hdr(msg.get()), "mlx5_1", &qps), ENODEV);
+
+  // The last message of a dump of a device without QPs has no table: nothing, no error.
+  MsgPtr empty = Message(RDMA_NLDEV_CMD_RES_QP_GET);
+  PutDevice(empty.get(), 1, "mlx5_0");
+  qps.clear();
+  EXPECT_EQ(ParseRdmaResQpReply(nlmsg_hdr(empty.get()), "mlx5_0", &qps), 0);
+  EXPECT_TRUE(qps.empty());
+
+  // An entry without its QP number is not the kernel's.
+  MsgPtr broken = Message(RDMA_NLDEV_CMD_RES_QP_GET);
+  PutDevice(broken.get(), 1, "mlx5_0");
+  table = nla_nest_start(broken.get(), RDMA_NLDEV_ATTR_RES_QP);
+  nlattr* entry = nla_nest_start(broken.get(), RDMA_NLDEV_ATTR_RES_QP_ENTRY);
+  nla_put_u32(broken.get(), RDMA_NLDEV_ATTR_RES_PID, 1);
+  nla_nest_end(broken.get(), entry);
+  nla_nest_end(broken.get(), table);
+  EXPECT_EQ(ParseRdmaResQpReply(nlmsg_hdr(broken.get()), "mlx5_0", &qps), EBADMSG);
+  // A PID of the wrong size.
+  MsgPtr short_pid = Message(RDMA_NLDEV_CMD_RES_QP_GET);
+  PutDevice(short_pid.get(), 1, "mlx5_0");
+  table = nla_nest_start(short_pid.get(), RDMA_NLDEV_ATTR_RES_QP);
+  entry = nla_nest_start(short_pid.get(), RDMA_NLDEV_ATTR_RES_QP_ENTRY);
+  nla_put_u32(short_pid.get(), RDMA_NLDEV_ATTR_RES_LQPN, 9);
+  nla_put_u8(short_pid.get(), RDMA_NLDEV_ATTR_RES_PID, 1);
+  nla_nest_end(short_pid.get(), entry);
+  nla_nest_end(short_pid.get(), table);
+  EXPECT_EQ(ParseRdmaResQpReply(nlmsg_hdr(short_pid.get()), "mlx5_0", &qps), EBADMSG);
+}
+
 }  // namespace
 }  // namespace rdma_exporter

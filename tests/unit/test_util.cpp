@@ -68,11 +68,13 @@ int FaultyReader::ReadFile(const std::string& path, std::string* out) {
   return SysfsReader::ReadFile(path, out);
 }
 
-CollectResult RunCollector(Collector& collector, SysfsReader& sysfs, const DeviceFilter& filter) {
+CollectResult RunCollector(Collector& collector, SysfsReader& sysfs, const DeviceFilter& filter,
+                           KernelReaders* kernel) {
   std::vector<DiscoveryError> discovery_errors;
   Inventory inventory = DiscoverInventory(sysfs, filter, &discovery_errors);
   ErrorTracker errors;
-  CollectContext ctx(sysfs, errors, collector.name());
+  if (kernel != nullptr) kernel->BeginPoll();
+  CollectContext ctx(sysfs, errors, collector.name(), kernel);
   MetricSink sink;
   collector.Collect(inventory, ctx, sink);
   sysfs.SweepUnused();  // end of the poll, as Poller does

@@ -53,7 +53,7 @@ struct CollectResult {
   std::map<std::pair<std::string, std::string>, uint64_t> errors;  // (collector, reason)
 };
 CollectResult RunCollector(Collector& collector, SysfsReader& sysfs,
-                           const DeviceFilter& filter = {});
+                           const DeviceFilter& filter = {}, KernelReaders* kernel = nullptr);
 
 // Value of the sample of family `name` whose labels include all of `labels`; nullopt if none.
 std::optional<double> Value(const std::vector<prometheus::MetricFamily>& families,

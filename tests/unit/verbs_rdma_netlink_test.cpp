@@ -420,6 +420,10 @@ class FakeNetlink : public RdmaNetlinkReader {
     *out = it->second;
     return 0;
   }
+  int ReadQps(const std::string&, std::vector<RdmaQpOwner>* out) override {
+    out->clear();
+    return 0;
+  }
 };
 
 TEST(HwCountersNetlink, OptionalCountersAbsentFromSysfsAreExported) {

@@ -3,6 +3,7 @@
 // costs only the series it would have produced and is reported through CollectContext.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <regex>
@@ -37,6 +38,8 @@ class CollectContext {
   void ReadFailed(const std::string& path, int err);
   // Records a file whose content could not be parsed.
   void Malformed(const std::string& path, std::string_view content);
+  // Records a failure that is not an errno value (a gRPC status): reason is a snake_case word.
+  void Failed(const std::string& path, std::string_view reason, std::string_view detail);
   size_t failures() const { return failures_; }
 
  private:
@@ -65,6 +68,11 @@ struct CollectorOptions {
   HwCounterSource hw_counters_source = HwCounterSource::kAuto;
   // --path.procfs: where the gpu_affinity collector finds /proc/driver/nvidia.
   std::string procfs_root = "/proc";
+  // --collector.pod_resources.*: the kubelet's pod-resources socket, how often it is asked, and
+  // the RDMA shared device plugin's config file (empty: a shared pool covers every HCA).
+  std::string pod_resources_socket = "/var/lib/kubelet/pod-resources/kubelet.sock";
+  std::chrono::milliseconds pod_resources_interval{10000};
+  std::string shared_device_plugin_config;
 };
 
 class Collector {

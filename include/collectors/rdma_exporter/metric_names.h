@@ -60,6 +60,10 @@ inline constexpr std::string_view kPcieLinkWidth = "rdma_pcie_link_width_lanes";
 inline constexpr std::string_view kPcieAerErrors = "rdma_pcie_aer_errors_total";
 // GPU rails (collectors/gpu_affinity)
 inline constexpr std::string_view kGpuAffinityInfo = "rdma_gpu_affinity_info";
+// Pods (collectors/pod_resources)
+inline constexpr std::string_view kPodInfo = "rdma_pod_info";
+inline constexpr std::string_view kPodQps = "rdma_pod_qps";
+inline constexpr std::string_view kPodResourcesUp = "rdma_exporter_pod_resources_up";
 // GIDs, verbs (collectors/gid_table, verbs)
 inline constexpr std::string_view kGidInfo = "rdma_gid_info";
 inline constexpr std::string_view kPortActiveMtu = "rdma_port_active_mtu_bytes";

@@ -142,6 +142,13 @@ class PerPollVerbsCache : public VerbsReader {
   std::map<std::string, std::pair<int, VerbsDevice>> replies_;
 };
 
+// One QP of a device (RDMA_NLDEV_CMD_RES_QP_GET, as `rdma resource show qp`).
+struct RdmaQpOwner {
+  uint32_t port = 0;  // 0: not bound to a port yet (created, not modified to INIT)
+  uint32_t pid = 0;   // the owning process in the reader's PID namespace; 0: a kernel QP
+  bool operator==(const RdmaQpOwner&) const = default;
+};
+
 // RDMA netlink (NETLINK_RDMA, the interface of iproute2's `rdma` tool).
 class RdmaNetlinkReader {
  public:
@@ -156,6 +163,9 @@ class RdmaNetlinkReader {
   // kernel order. Returns 0 or an errno value (ENODEV: unknown device or port).
   [[nodiscard]] virtual int ReadHwCounters(const std::string& device, unsigned port,
                                            std::vector<std::pair<std::string, uint64_t>>* out) = 0;
+  // Every QP of a device that the reader's PID namespace can see (the kernel hides QPs of
+  // processes in other PID namespaces). Returns 0 or an errno value (ENODEV: unknown device).
+  [[nodiscard]] virtual int ReadQps(const std::string& device, std::vector<RdmaQpOwner>* out) = 0;
 };
 
 struct KernelReaders {

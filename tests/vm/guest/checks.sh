@@ -399,6 +399,37 @@ if has_family rdma_resources; then
   wait_until 300 res_eq && ok "rdma_netlink: rdma_resources = rdma res show after the server exits (ctx 0)" ||
     notok "rdma_netlink: rdma_resources = rdma res show after the server exits: $RESDIFF"
 fi
+
+# pod_qps: a pingpong server placed in a cgroup named as the kubelet's systemd driver names a
+# pod's container; its QP is counted under that pod's UID (rdma resource show qp names its pid).
+# A second exporter with --poll-interval.slow=0 (pod_qps is slow-tier).
+POD_UID=5f2c8f4a-1b2c-4d5e-8f90-123456789abc
+CG=/sys/fs/cgroup
+grep -q " $CG cgroup2 " /proc/mounts || mount -t cgroup2 none $CG
+POD_CG=$CG/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod$(echo $POD_UID | tr - _).slice/cri-containerd-vmtest.scope
+mkdir -p "$POD_CG"
+sh -c "echo \$\$ > $POD_CG/cgroup.procs && exec ibv_rc_pingpong -d rxe0 -g $G0 -p 18519" > /tmp/pp-pod.txt 2>&1 &
+PODPP=$!
+i=0; while [ $i -lt 50 ] && ! rdma resource show qp link rxe0/1 2>/dev/null | grep -q "pid $PODPP "; do sleep 0.1; i=$((i+1)); done
+pod_qps_is() { at 9881 scrape && num_eq "$(mval rdma_pod_qps "device=rxe0|port=1|pod_uid=$POD_UID")" "$1"; }
+if start_second_exporter 9881 --poll-interval=${POLL_MS}ms --poll-interval.slow=0; then
+  if wait_until 300 pod_qps_is 1; then
+    ok "pod_qps: rdma_pod_qps{device=rxe0,port=1,pod_uid=$POD_UID} = 1 for a pingpong server in that pod's cgroup ($(rdma resource show qp link rxe0/1 | grep -c "pid $PODPP ") QP in rdma resource show)"
+  else
+    notok "pod_qps: pingpong server in the pod cgroup: got '$(mval rdma_pod_qps "device=rxe0|port=1|pod_uid=$POD_UID")'; rdma res qp: $(rdma resource show qp link rxe0/1 | tr '\n' ' '); cgroup: $(cat /proc/$PODPP/cgroup 2>&1)"
+  fi
+  n_other=$(grep -c '^rdma_pod_qps{' $M)
+  expect "pod_qps: no other pod UID (the exporter and the other pingpongs are in no pod)" "$n_other" 1
+  cp $M "$OUT/metrics-pod-qps.prom"
+  kill $PODPP 2>/dev/null; wait $PODPP 2>/dev/null
+  pod_qps_gone() { at 9881 scrape && [ -z "$(mval rdma_pod_qps "pod_uid=$POD_UID")" ]; }
+  wait_until 300 pod_qps_gone && ok "pod_qps: the series goes when the pod's process exits" ||
+    notok "pod_qps: series still there after the process exited: $(grep '^rdma_pod_qps' $M)"
+  stop_second_exporter
+else
+  notok "pod_qps: second exporter with --poll-interval.slow=0 did not become ready"
+  kill $PODPP 2>/dev/null; wait $PODPP 2>/dev/null
+fi
 # ==== END NEW COLLECTORS ====================================================================
 
 # ------------------------------------------------------------------------ link down/up ----
