@@ -459,7 +459,7 @@ def substitute(expr, node, scrape, step, rng):
     rate = max(4 * scrape, step + scrape)
     for var, value in (("$__rate_interval", prom_duration(rate)), ("$__interval", prom_duration(step)),
                        ("$__range", prom_duration(rng)), ("$cluster", CLUSTER), ("$node", node),
-                       ("$device", ".*")):
+                       ("$device", ".*"), ("$namespace", ".*"), ("$pod", ".*")):
         expr = expr.replace(var, value)
     return expr
 
