@@ -4,7 +4,6 @@
 
 #include <cerrno>
 #include <map>
-#include <tuple>
 
 #include "rdma_exporter/file_util.h"
 #include "rdma_exporter/logging.h"

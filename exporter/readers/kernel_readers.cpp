@@ -43,6 +43,7 @@ KernelReaders MakeKernelReaders(const std::string& fixtures_dir, SysfsReader& sy
     readers.netdev = MakeNetdevNetlinkReader();
     readers.verbs = std::make_unique<PerPollVerbsCache>(MakeVerbsLibibverbsReader());
     readers.rdma_nl = MakeRdmaNetlinkKernelReader();
+    readers.module = MakeModuleEepromKernelReader();
   } else {
     readers.ethtool = MakeEthtoolFixtureReader(fixtures_dir + "/ethtool");
     readers.dcb = std::make_unique<PerPollDcbCache>(MakeDcbFixtureReader(fixtures_dir + "/dcb"));
@@ -55,6 +56,9 @@ KernelReaders MakeKernelReaders(const std::string& fixtures_dir, SysfsReader& sy
     }
     if (IsDirectory(fixtures_dir + "/rdma")) {
       readers.rdma_nl = MakeRdmaNetlinkFixtureReader(fixtures_dir + "/rdma");
+    }
+    if (IsDirectory(fixtures_dir + "/module")) {
+      readers.module = MakeModuleEepromFixtureReader(fixtures_dir + "/module");
     }
   }
   return readers;

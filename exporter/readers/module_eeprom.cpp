@@ -130,6 +130,8 @@ std::optional<ModuleInfo> ParseSff8636(const ModuleEeprom& e, std::string_view t
   m.revision = Ascii(At(*p00, 184), 2);
   m.serial = Ascii(At(*p00, 196), 16);
   m.media = MediaFromTechnology(*At(*p00, 147) >> 4, *At(*p00, 130) != kNoSeparableConnector);
+  // A passive copper cable has no monitors: its zeros are not readings.
+  if (m.media == "dac") return m;
   // Byte 2 bit 2: flat memory (no page 03h, so no thresholds).
   const EepromPage* p03 = (lo[2] & 0x04) ? nullptr : e.Upper(0x03);
   auto limits = [&](int offset, double scale,
@@ -200,6 +202,7 @@ std::optional<ModuleInfo> ParseCmis(const ModuleEeprom& e, std::string_view type
     default:
       m.media = "unknown";
   }
+  if (m.media == "dac") return m;  // passive copper: no monitors
   // Byte 2 bit 7: flat memory (lower page and page 00h only).
   const bool flat = (lo[2] & 0x80) != 0;
   const EepromPage* p01 = flat ? nullptr : e.Upper(0x01);

@@ -5,7 +5,12 @@
 
 #include <cstring>
 
+#include <cerrno>
+#include <map>
+
+#include "../../collectors/module.h"
 #include "rdma_exporter/module_eeprom.h"
+#include "test_util.h"
 
 namespace rdma_exporter {
 namespace {
@@ -127,6 +132,14 @@ TEST(ModuleEeprom, Sff8636FlatMemoryHasNoThresholdsAndCopperIsADac) {
   auto m = ParseModuleEeprom(e, &error);
   ASSERT_TRUE(m) << error;
   EXPECT_EQ(m->media, "dac");
+  EXPECT_FALSE(m->temperature_celsius);  // passive copper: no monitors, its zeros are no readings
+  EXPECT_TRUE(m->lanes.empty());
+  // An optical module with flat memory: monitors without thresholds.
+  Up(e.upper[{0, 0x00}])[147] = 0x00;
+  m = ParseModuleEeprom(e, &error);
+  ASSERT_TRUE(m) << error;
+  EXPECT_EQ(m->media, "aoc");
+  ASSERT_TRUE(m->temperature_celsius);
   EXPECT_FALSE(m->temperature_celsius->thresholds);
   EXPECT_FALSE(m->lanes[0].rx_power_watts->thresholds);
   EXPECT_FALSE(m->lanes[0].tx_power_watts);
@@ -239,9 +252,12 @@ TEST(ModuleEeprom, CmisLaneCountMediaAndMissingPages) {
   Up(e.upper[{0, 0x00}])[212] = 0x0D;  // copper with far-end limiting equalizers
   EXPECT_EQ(ParseModuleEeprom(e, &error)->media, "active_copper");
   e.lower[85] = 0x03;
-  EXPECT_EQ(ParseModuleEeprom(e, &error)->media, "dac");
+  m = ParseModuleEeprom(e, &error);
+  EXPECT_EQ(m->media, "dac");
+  EXPECT_FALSE(m->temperature_celsius);
+  e.lower[85] = 0x02;
 
-  // Flat memory (a passive DAC): no thresholds, no lanes; the module monitors stay.
+  // Flat memory: no thresholds, no lanes; the module monitors stay.
   e.lower[2] = 0x80;
   m = ParseModuleEeprom(e, &error);
   ASSERT_TRUE(m) << error;
@@ -324,6 +340,114 @@ TEST(ModuleEeprom, UnknownIdentifiersAndMissingIdentityPagesAreErrors) {
   auto m = ParseModuleEeprom(q, &error);
   ASSERT_TRUE(m);
   EXPECT_EQ(m->vendor, "Me?lanox");
+}
+
+// --- the module collector over the Soft-RoCE capture (rxe0 on eth0, rxe1 on eth1) -----------
+
+class FakeModules : public ModuleEepromReader {
+ public:
+  std::map<std::string, ModuleEeprom> modules;
+  std::map<std::string, int> errors;
+  int reads = 0;
+  int Read(const std::string& netdev, ModuleEeprom* out) override {
+    ++reads;
+    if (auto e = errors.find(netdev); e != errors.end()) return e->second;
+    auto m = modules.find(netdev);
+    if (m == modules.end()) return EOPNOTSUPP;
+    *out = m->second;
+    return 0;
+  }
+};
+
+struct ModuleNode {
+  FakeModules* fake;
+  KernelReaders kernel;
+  SysfsReader sysfs{testing::RxeCaptureSysfs()};
+  ModuleCollector collector;
+  ModuleNode() {
+    auto f = std::make_unique<FakeModules>();
+    fake = f.get();
+    kernel.module = std::move(f);
+  }
+  testing::CollectResult Poll() { return testing::RunCollector(collector, sysfs, {}, &kernel); }
+};
+
+TEST(ModuleCollector, ExportsIdentityMonitorsThresholdsAndRaisedFlags) {
+  ModuleNode node;
+  node.fake->modules["eth0"] = NdrOsfp();  // eth1: EOPNOTSUPP, no module
+  auto r = node.Poll();
+  EXPECT_EQ(r.failures, 0u);
+  using testing::Count;
+  using testing::Value;
+  EXPECT_EQ(Value(r.families, "rdma_module_info",
+                  {{"device", "rxe0"},
+                   {"port", "1"},
+                   {"netdev", "eth0"},
+                   {"type", "OSFP"},
+                   {"memory_map", "cmis"},
+                   {"vendor", "NVIDIA"},
+                   {"part_number", "MMS4X00-NS"},
+                   {"serial", "MT2234XZ00042"},
+                   {"revision", "A3"},
+                   {"media", "smf"}}),
+            1.0);
+  EXPECT_EQ(Count(r.families, "rdma_module_info"), 1u);
+  EXPECT_NEAR(*Value(r.families, "rdma_module_temperature_celsius", {{"netdev", "eth0"}}), 61,
+              kEps);
+  EXPECT_NEAR(*Value(r.families, "rdma_module_supply_voltage_volts"), 3.29, kEps);
+  EXPECT_EQ(Count(r.families, "rdma_module_rx_power_watts"), 8u);
+  EXPECT_NEAR(*Value(r.families, "rdma_module_rx_power_watts", {{"lane", "6"}}), 40e-6, kEps);
+  EXPECT_NEAR(*Value(r.families, "rdma_module_tx_bias_amperes", {{"lane", "1"}}), 16e-3, kEps);
+  EXPECT_EQ(Count(r.families, "rdma_module_tx_power_watts"), 8u);
+  // Thresholds once per module (no lane label), four each.
+  EXPECT_EQ(Count(r.families, "rdma_module_rx_power_threshold_watts"), 4u);
+  EXPECT_NEAR(
+      *Value(r.families, "rdma_module_rx_power_threshold_watts", {{"threshold", "low_warning"}}),
+      50.1e-6, kEps);
+  EXPECT_NEAR(*Value(r.families, "rdma_module_temperature_threshold_celsius",
+                     {{"threshold", "high_warning"}}),
+              70, kEps);
+  // Flags counted per quantity and level: rx power one lane warning, one lane alarm; the module
+  // temperature high warning; Vcc high alarm; tx power lane 1 alarm; bias lane 4 warning.
+  auto flags = [&](const char* quantity, const char* level) {
+    return Value(r.families, "rdma_module_flags", {{"quantity", quantity}, {"level", level}});
+  };
+  EXPECT_EQ(flags("rx_power", "warning"), 1.0);
+  EXPECT_EQ(flags("rx_power", "alarm"), 1.0);
+  EXPECT_EQ(flags("temperature", "warning"), 1.0);
+  EXPECT_EQ(flags("temperature", "alarm"), 0.0);
+  EXPECT_EQ(flags("supply_voltage", "alarm"), 1.0);
+  EXPECT_EQ(flags("tx_power", "alarm"), 1.0);
+  EXPECT_EQ(flags("tx_bias", "warning"), 1.0);
+  EXPECT_EQ(Count(r.families, "rdma_module_flags"), 10u);
+}
+
+TEST(ModuleCollector, NoPermissionIsOneLogLineAndNoErrors) {
+  ModuleNode node;
+  node.fake->errors["eth0"] = EPERM;
+  node.fake->errors["eth1"] = EPERM;
+  for (int poll = 0; poll < 2; ++poll) {
+    auto r = node.Poll();
+    EXPECT_EQ(r.failures, 0u);
+    EXPECT_TRUE(r.families.empty());
+  }
+  EXPECT_EQ(node.fake->reads, 2);  // the first EPERM of a poll ends it
+}
+
+TEST(ModuleCollector, AFailedOrGarbledModuleCostsOnlyItsPort) {
+  ModuleNode node;
+  node.fake->errors["eth0"] = EIO;              // the module did not answer on I2C
+  node.fake->modules["eth1"] = ModuleEeprom{};  // identifier 0x00: not a module we read
+  auto r = node.Poll();
+  EXPECT_EQ(r.failures, 2u);
+  EXPECT_EQ((r.errors[{"module", "io"}]), 1u);
+  EXPECT_EQ((r.errors[{"module", "malformed"}]), 1u);
+  EXPECT_TRUE(r.families.empty());
+  node.fake->errors.erase("eth0");
+  node.fake->modules["eth0"] = Qsfp56Aoc();
+  r = node.Poll();
+  EXPECT_EQ(testing::Count(r.families, "rdma_module_info"), 1u);
+  EXPECT_EQ(testing::Count(r.families, "rdma_module_rx_power_watts"), 4u);
 }
 
 }  // namespace

@@ -100,6 +100,8 @@ void ApplyFaultConfig(const SimConfig& cfg, Port& p, const FaultState& fs) {
   p.mtu = fs.mtu > 0 ? fs.mtu : DefaultMtu(cfg, p);
   p.ecn_mask = fs.ecn_mask;
   p.rocev2_gids = fs.rocev2_gids;
+  p.optic_decay_ticks = fs.optic_decay_ticks;
+  p.optic_lane = fs.optic_lane;
 }
 
 // A link transition moves the carrier counts and, going down, the link-down counters.

@@ -1,10 +1,12 @@
 #include "fixtures.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <string_view>
 #include <system_error>
 #include <utility>
+#include <vector>
 
 #include "counters.h"
 #include "format.h"
@@ -119,6 +121,162 @@ std::string RenderDcb(const Port& p) {
   return out;
 }
 
+// ---- transceiver modules: fixtures/module/<netdev>/{lower,page-<bank>-<page>} ----------------
+// Binary page images as the kernel's MODULE_EEPROM_GET returns them (128 bytes each), built from
+// the specifications' byte positions. RoCE PFs (ConnectX-7): a 400GBASE-DR4 QSFP112 (CMIS, 4
+// lanes); LAG slaves (ConnectX-6 Dx): a 100GBASE-SR4 QSFP28 (SFF-8636); E810: a passive DAC.
+
+using Page = std::string;  // 128 bytes
+
+void Put16(Page& page, int at, int value) {
+  page[static_cast<size_t>(at)] = static_cast<char>((value >> 8) & 0xff);
+  page[static_cast<size_t>(at) + 1] = static_cast<char>(value & 0xff);
+}
+void PutLimits(Page& page, int at, int ha, int la, int hw, int lw) {
+  Put16(page, at, ha);
+  Put16(page, at + 2, la);
+  Put16(page, at + 4, hw);
+  Put16(page, at + 6, lw);
+}
+void PutText(Page& page, int at, int width, std::string_view text) {
+  for (int i = 0; i < width; ++i)
+    page[static_cast<size_t>(at + i)] =
+        i < static_cast<int>(text.size()) ? text[static_cast<size_t>(i)] : ' ';
+}
+Page NewPage() {
+  return Page(128, '\0');
+}
+
+// The netdev's serial number: stable, different per port.
+std::string Serial(const Port& p) {
+  uint32_t h = 2166136261u;
+  for (char c : p.netdev)
+    h = (h ^ static_cast<uint8_t>(c)) * 16777619u;
+  return Fmt("SIM%08X", static_cast<unsigned>(h));
+}
+
+// Receive power of a healthy lane (0.1 uW), and of the degrading one: 15 % less a tick.
+int RxPower(const Port& p, int lane, int nominal) {
+  if (p.optic_decay_ticks < 0 || lane != p.optic_lane) return nominal + 150 * lane;
+  double v = nominal;
+  for (int i = 0; i < p.optic_decay_ticks && v > 100; ++i)
+    v *= 0.85;
+  return std::max(100, static_cast<int>(v));
+}
+
+// 400GBASE-DR4 QSFP112, CMIS 5.0: thresholds of a typical DR4 (rx low warning -10.4 dBm, low
+// alarm -14.4 dBm).
+std::vector<std::pair<std::string, Page>> CmisDr4(const Port& p, uint64_t tick) {
+  Page lo = NewPage(), p00 = NewPage(), p01 = NewPage(), p02 = NewPage(), p11 = NewPage();
+  lo[0] = 0x1E;
+  lo[1] = 0x50;
+  lo[3] = 0x06;                                               // module state: ready
+  Put16(lo, 14, 44 * 256 + static_cast<int>(tick % 4) * 64);  // 44.0 .. 44.75 degC
+  Put16(lo, 16, 32950);
+  lo[85] = 0x02;  // single-mode fibre
+  lo[86] = 0x13;  // host interface: 400GAUI-4 (SFF-8024), media 400GBASE-DR4
+  lo[87] = 0x1C;
+  lo[88] = 0x44;  // 4 host lanes, 4 media lanes
+  p00[0] = 0x1E;
+  PutText(p00, 1, 16, "NVIDIA");
+  PutText(p00, 20, 16, "MMS1Z00-NS400");
+  PutText(p00, 36, 2, "A1");
+  PutText(p00, 38, 16, Serial(p));
+  p00[75] = 0x0C;  // MPO 1x12
+  p00[84] = 0x06;  // 1310 nm EML
+  p01[32] = 0x07;  // page 01h byte 160: bias, tx and rx power monitored, bias x1
+  PutLimits(p02, 0, 80 * 256, 0xffff & (-5 * 256), 75 * 256, 0);
+  PutLimits(p02, 8, 36300, 29700, 34650, 31350);
+  PutLimits(p02, 48, 39811, 1585, 31623, 2512);  // tx power (176)
+  PutLimits(p02, 56, 7500, 1000, 6500, 1500);    // tx bias (184)
+  PutLimits(p02, 64, 39811, 363, 31623, 912);    // rx power (192)
+  uint8_t rx_low_alarm = 0, rx_low_warning = 0;
+  for (int i = 0; i < 4; ++i) {
+    const int rx = RxPower(p, i + 1, 8000);
+    Put16(p11, 26 + 2 * i, 16000 + 100 * i);  // tx power (154)
+    Put16(p11, 42 + 2 * i, 4500 + 20 * i);    // tx bias (170)
+    Put16(p11, 58 + 2 * i, rx);               // rx power (186)
+    if (rx < 363) rx_low_alarm |= static_cast<uint8_t>(1u << i);
+    if (rx < 912) rx_low_warning |= static_cast<uint8_t>(1u << i);
+  }
+  p11[22] = static_cast<char>(rx_low_alarm);    // byte 150
+  p11[24] = static_cast<char>(rx_low_warning);  // byte 152
+  return {{"lower", lo},
+          {"page-0-00", p00},
+          {"page-0-01", p01},
+          {"page-0-02", p02},
+          {"page-0-11", p11}};
+}
+
+// 100GBASE-SR4 QSFP28, SFF-8636.
+std::vector<std::pair<std::string, Page>> Sff8636Sr4(const Port& p, uint64_t tick) {
+  Page lo = NewPage(), p00 = NewPage(), p03 = NewPage();
+  lo[0] = 0x11;
+  lo[1] = 0x08;
+  Put16(lo, 22, 39 * 256 + static_cast<int>(tick % 4) * 64);
+  Put16(lo, 26, 32900);
+  uint8_t flags[2] = {0, 0};
+  for (int i = 0; i < 4; ++i) {
+    const int rx = RxPower(p, i + 1, 6000);
+    Put16(lo, 34 + 2 * i, rx);
+    Put16(lo, 42 + 2 * i, 3500 + 25 * i);
+    Put16(lo, 50 + 2 * i, 6500 + 50 * i);
+    // Bytes 9-10: two lanes a byte, high nibble first; low alarm bit 2, low warning bit 0.
+    const int shift = (i % 2 == 0) ? 4 : 0;
+    if (rx < 490) flags[i / 2] |= static_cast<uint8_t>(0x4 << shift);
+    if (rx < 977) flags[i / 2] |= static_cast<uint8_t>(0x1 << shift);
+  }
+  lo[9] = static_cast<char>(flags[0]);
+  lo[10] = static_cast<char>(flags[1]);
+  p00[0] = 0x11;
+  p00[2] = 0x0C;   // MPO
+  p00[19] = 0x00;  // 850 nm VCSEL
+  PutText(p00, 20, 16, "Mellanox");
+  PutText(p00, 40, 16, "MMA1B00-C100D");
+  PutText(p00, 56, 2, "B1");
+  PutText(p00, 68, 16, Serial(p));
+  p00[92] = 0x0C;  // rx power average, tx power monitored
+  PutLimits(p03, 0, 75 * 256, 0xffff & (-5 * 256), 70 * 256, 0);
+  PutLimits(p03, 16, 36300, 29700, 34650, 31350);
+  PutLimits(p03, 48, 34674, 490, 27542, 977);    // rx power (176): -13.1 / -10.1 dBm
+  PutLimits(p03, 56, 6000, 1000, 5500, 1500);    // tx bias (184)
+  PutLimits(p03, 64, 34674, 1259, 27542, 1585);  // tx power (192)
+  return {{"lower", lo}, {"page-0-00", p00}, {"page-0-03", p03}};
+}
+
+// A passive copper QSFP28 DAC: flat memory, no monitors.
+std::vector<std::pair<std::string, Page>> Sff8636Dac(const Port& p) {
+  Page lo = NewPage(), p00 = NewPage();
+  lo[0] = 0x11;
+  lo[2] = 0x04;  // flat memory
+  p00[0] = 0x11;
+  p00[2] = 0x23;                      // no separable connector
+  p00[19] = static_cast<char>(0xA0);  // copper cable, unequalized
+  PutText(p00, 20, 16, "Amphenol");
+  PutText(p00, 40, 16, "NDAQGF-0002");
+  PutText(p00, 56, 2, "A");
+  PutText(p00, 68, 16, Serial(p));
+  return {{"lower", lo}, {"page-0-00", p00}};
+}
+
+bool RenderModule(SimState& s, const Port& p, std::string* error) {
+  std::vector<std::pair<std::string, Page>> pages;
+  if (p.kind == PortKind::kLagSlave) {  // before roce_pf: a LAG slave is a RoCE PF too
+    pages = Sff8636Sr4(p, s.tick);
+  } else if (p.roce_pf) {
+    pages = CmisDr4(p, s.tick);
+  } else if (p.kind == PortKind::kE810) {
+    pages = Sff8636Dac(p);
+  } else {
+    return true;
+  }
+  const std::string dir = "module/" + p.netdev;
+  if (!s.fixtures.Dir(dir, error)) return false;
+  for (const auto& [name, page] : pages) {
+    if (!s.fixtures.File(dir + "/" + name, page, error)) return false;
+  }
+  return true;
+}
 }  // namespace
 
 bool PrepareFixturesRoot(SimState& s, std::string* error) {
@@ -134,11 +292,13 @@ bool PrepareFixturesRoot(SimState& s, std::string* error) {
     }
   }
   return s.fixtures.Dir("ethtool", error) && s.fixtures.Dir("dcb", error) &&
+         s.fixtures.Dir("module", error) &&
          s.fixtures.File(marker, "written by rdma_fabric_sim; removed and rewritten at start-up\n",
                          error);
 }
 
 bool RenderPortFixtures(SimState& s, const Device& d, const Port& p, std::string* error) {
+  if (!RenderModule(s, p, error)) return false;
   if (p.roce_pf) {
     return s.fixtures.File("ethtool/" + p.netdev, RenderMlx5Ethtool(p), error) &&
            s.fixtures.File("dcb/" + p.netdev, RenderDcb(p), error);

@@ -81,6 +81,10 @@ struct Port {
   uint8_t ecn_mask = 0x08;  // ECN (roce_np and roce_rp) enabled on priority 3
   bool rocev2_gids = true;
   bool roce_pf = false;  // mlx5 RoCE PF port: full ethtool set, DCB fixture, OFED ECN files
+  // The transceiver (fixtures/module/<netdev>): lane optic_lane's receive power has been
+  // falling for optic_decay_ticks ticks (-1: healthy).
+  int optic_decay_ticks = -1;
+  int optic_lane = 0;
   Rng rng;
   Rng eth_rng;  // separate stream, so the sysfs counters do not depend on the ethtool model
 };

@@ -146,6 +146,10 @@ std::vector<Scenario> RoceScenarios() {
        {{K::kRoceOnly, nullptr, 0, kForever, 0, 0},
         {K::kAddRate, "ethtool/rx_err_lane_3_phy", 1, kForever, 20000, 60000},
         {K::kAddRate, "ethtool/rx_symbol_err_phy", 1, kForever, 0, 2}}},
+      {"degrading-optic",
+       "RoCE port* (mlx5): the transceiver's lane 2 receive power falls 15 % a tick from tick 2 "
+       "(below the module's low warning after ~14 ticks, its low alarm after ~20)",
+       {{K::kRoceOnly, nullptr, 0, kForever, 0, 0}, {K::kOpticDecay, nullptr, 2, kForever, 2, 0}}},
       {"module-unplug",
        "RoCE port* (mlx5): transceiver pulled at tick 3 (module_unplug +1, link down), "
        "re-seated at tick 6",
@@ -228,6 +232,10 @@ FaultState EvalFault(const Scenario* scenario, uint64_t t) {
         break;
       case EffectKind::kNoRoceV2Gid:
         s.rocev2_gids = false;
+        break;
+      case EffectKind::kOpticDecay:
+        s.optic_decay_ticks = static_cast<int>(t - static_cast<uint64_t>(e.from));
+        s.optic_lane = static_cast<int>(e.lo);
         break;
       default:
         break;

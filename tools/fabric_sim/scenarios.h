@@ -27,6 +27,7 @@ enum class EffectKind {
   kNoRoceV2Gid,  // the RoCE v2 entries of the GID table are deleted (zero GID, no types/ndevs)
   kRoceOnly,     // marker: the fault device must be a RoCE PF; an InfiniBand (or VF) fault
                  // device is replaced by the first RoCE PF
+  kOpticDecay,   // the fault port's transceiver: lane `lo` receive power falls 15 % a tick
   kChurn,        // hot-plug churn, a 4-tick cycle: fault device (and VFs) removed; back
                  // (counters reset); files swapped for malformed ones; VFs and last port gone
 };
@@ -78,6 +79,8 @@ struct FaultState {
   int mtu = 0;  // 0 = the layout default
   uint8_t ecn_mask = 0x08;
   bool rocev2_gids = true;
+  int optic_decay_ticks = -1;  // ticks the optic has been degrading; -1 = healthy
+  int optic_lane = 0;
 };
 
 // The state the table of `scenario` (nullptr = none) gives for scenario tick `t`.

@@ -60,6 +60,21 @@ inline constexpr std::string_view kPcieLinkWidth = "rdma_pcie_link_width_lanes";
 inline constexpr std::string_view kPcieAerErrors = "rdma_pcie_aer_errors_total";
 // GPU rails (collectors/gpu_affinity)
 inline constexpr std::string_view kGpuAffinityInfo = "rdma_gpu_affinity_info";
+// Transceiver / cable modules (collectors/module)
+inline constexpr std::string_view kModuleInfo = "rdma_module_info";
+inline constexpr std::string_view kModuleTemperature = "rdma_module_temperature_celsius";
+inline constexpr std::string_view kModuleTemperatureThreshold =
+    "rdma_module_temperature_threshold_celsius";
+inline constexpr std::string_view kModuleVoltage = "rdma_module_supply_voltage_volts";
+inline constexpr std::string_view kModuleVoltageThreshold =
+    "rdma_module_supply_voltage_threshold_volts";
+inline constexpr std::string_view kModuleRxPower = "rdma_module_rx_power_watts";
+inline constexpr std::string_view kModuleRxPowerThreshold = "rdma_module_rx_power_threshold_watts";
+inline constexpr std::string_view kModuleTxPower = "rdma_module_tx_power_watts";
+inline constexpr std::string_view kModuleTxPowerThreshold = "rdma_module_tx_power_threshold_watts";
+inline constexpr std::string_view kModuleTxBias = "rdma_module_tx_bias_amperes";
+inline constexpr std::string_view kModuleTxBiasThreshold = "rdma_module_tx_bias_threshold_amperes";
+inline constexpr std::string_view kModuleFlags = "rdma_module_flags";
 // Pods (collectors/pod_resources)
 inline constexpr std::string_view kPodInfo = "rdma_pod_info";
 inline constexpr std::string_view kPodQps = "rdma_pod_qps";

@@ -29,6 +29,8 @@
 #include <string>
 #include <vector>
 
+#include "rdma_exporter/module_eeprom.h"
+
 namespace rdma_exporter {
 
 class SysfsReader;
@@ -168,12 +170,23 @@ class RdmaNetlinkReader {
   [[nodiscard]] virtual int ReadQps(const std::string& device, std::vector<RdmaQpOwner>* out) = 0;
 };
 
+// Transceiver / cable module EEPROMs (rdma_exporter/module_eeprom.h has the parser).
+class ModuleEepromReader {
+ public:
+  virtual ~ModuleEepromReader() = default;
+  // The pages of the module in the netdev's cage that its memory map needs. Returns 0 or an
+  // errno value: EOPNOTSUPP (no cage or module, or a driver without module access), EPERM (no
+  // CAP_NET_ADMIN), ENODEV (no such netdev), EIO (the module did not answer).
+  [[nodiscard]] virtual int Read(const std::string& netdev, ModuleEeprom* out) = 0;
+};
+
 struct KernelReaders {
   std::unique_ptr<EthtoolReader> ethtool;
   std::unique_ptr<DcbReader> dcb;
   std::unique_ptr<NetdevReader> netdev;
   std::unique_ptr<VerbsReader> verbs;          // nullptr: verbs data unavailable
   std::unique_ptr<RdmaNetlinkReader> rdma_nl;  // nullptr: RDMA netlink data unavailable
+  std::unique_ptr<ModuleEepromReader> module;  // nullptr: module EEPROMs unavailable
   // Called by the poller before the collectors run.
   void BeginPoll() {
     if (dcb != nullptr) dcb->BeginPoll();
@@ -197,5 +210,7 @@ std::unique_ptr<VerbsReader> MakeVerbsLibibverbsReader();
 std::unique_ptr<VerbsReader> MakeVerbsFixtureReader(std::string dir);
 std::unique_ptr<RdmaNetlinkReader> MakeRdmaNetlinkKernelReader();
 std::unique_ptr<RdmaNetlinkReader> MakeRdmaNetlinkFixtureReader(std::string dir);
+std::unique_ptr<ModuleEepromReader> MakeModuleEepromKernelReader();
+std::unique_ptr<ModuleEepromReader> MakeModuleEepromFixtureReader(std::string dir);
 
 }  // namespace rdma_exporter
