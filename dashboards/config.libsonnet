@@ -56,6 +56,11 @@
       transmitWait: '15m',
       laneErrorsSkewed: '15m',
       moduleEvents: '0m',
+      // Transceiver DOM (the `module` collector): below / above the module's own thresholds.
+      moduleRxPowerLow: '10m',
+      moduleTemperatureHigh: '10m',
+      moduleAlarm: '5m',
+      moduleLaneRxPowerDrift: '30m',
       losslessDiscards: '5m',
       receiveDiscards: '10m',
       // --- lossless/transport ---
@@ -207,6 +212,11 @@
       // only the ratio between lanes means something; a real bad lane is 100x-1000x).
       laneErrorSkewRatio: 10,
       laneMinErrors: 1000,
+      // RdmaModuleLaneRxPowerDrift: a lane receiving less than this share of the median of its
+      // module's lanes (0.5 = 3 dB: the lanes of one module see one fibre bundle, one far-end
+      // transmitter; a single weak lane is a dirty or damaged fibre or connector). Optics specs
+      // allow ~1-2 dB between lanes.
+      moduleLaneRxPowerRatio: 0.5,
       // rx_discards_phy per second (site baseline; lossy traffic classes may drop by design).
       // Discards on a PFC-enabled priority alert at any rate.
       receiveDiscardsPerSecond: 10,

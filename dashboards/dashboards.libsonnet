@@ -529,6 +529,10 @@
         [timeseries('InfiniBand transmit wait (lost bandwidth)', [target(f('device_port:rdma_port_transmit_wait_ratio:%(r)s{%(rselDev)s}'), portLegend)], 'percentunit', 'No value while the 32-bit port_xmit_wait is saturated (rdma_port_counters_saturated{counter="port_xmit_wait"} == 1): a stuck counter would read as no congestion.'), 12, 8],
         [timeseries('Rail balance', [target(f('device_port:rdma_rail_traffic_ratio:%(r)s{%(rselDev)s}'), portLegend)], 'percentunit', 'Traffic of the rail relative to the median rail of the node.'), 12, 8],
       ],
+      [
+        [timeseries('Transceiver temperature', [target(f('rdma_module_temperature_celsius{%(selDev)s}'), '{{device}}/{{port}} {{netdev}}')], 'celsius', 'Module temperature from its EEPROM (the module collector, CAP_NET_ADMIN); RdmaModuleTemperatureHigh compares it with the module\'s own high warning.'), 12, 8],
+        [timeseries('Optical receive power per lane', [target(f('rdma_module_rx_power_watts{%(selDev)s}'), '{{device}}/{{port}} {{netdev}} lane {{lane}}')], 'watt', 'Received optical power of each lane (log scale). A lane far below its siblings is a dirty or damaged fibre (RdmaModuleLaneRxPowerDrift); below the module\'s low warning, RdmaModuleRxPowerLow.', log=true), 12, 8],
+      ],
     ],
     withDevice=true,
     multiNode=false,

@@ -750,6 +750,48 @@
           'Transceiver module event on an RDMA port.',
           'The transceiver module of %s ({{ $labels.netdev }}) reported {{ $value | humanize }} {{ $labels.event }} event(s) within %s (unplug, I2C bus stuck, high temperature or bad/shorted module): expect link flaps until the module is reseated, cooled or replaced.' % [port, w.moduleEvents],
           scope='port_netdev'),
+    // Transceiver DOM: the module's own thresholds say what is out of range for this optic.
+    // A down port's optics read no light; RdmaPortDown owns that.
+    alert('RdmaModuleRxPowerLow', 'warning', 'moduleRxPowerLow',
+          fmt(|||
+            rdma_module_rx_power_watts{%(sel)s}
+              < on (%(node)s, device, port, netdev) group_left ()
+            rdma_module_rx_power_threshold_watts{%(sel)s, threshold="low_warning"}
+            unless %(onPort)s rdma_port_up{%(sel)s} == 0
+          |||),
+          'Optical receive power of an RDMA port below the module\'s low-warning threshold.',
+          'Lane {{ $labels.lane }} of %s ({{ $labels.netdev }}) receives {{ $value | humanize }}W, below the low-warning threshold its transceiver declares: a dirty or damaged fibre or connector, or a failing far-end transmitter. Symbol errors, FEC corrections and link flaps follow.' % port,
+          scope='port_netdev'),
+    alert('RdmaModuleTemperatureHigh', 'warning', 'moduleTemperatureHigh',
+          fmt(|||
+            rdma_module_temperature_celsius{%(sel)s}
+              > on (%(node)s, device, port, netdev) group_left ()
+            rdma_module_temperature_threshold_celsius{%(sel)s, threshold="high_warning"}
+          |||),
+          'Transceiver of an RDMA port above its high-warning temperature.',
+          'The transceiver of %s ({{ $labels.netdev }}) is at {{ $value | humanize }}°C, above the high-warning temperature it declares: airflow (fan, blanking, cable routing) or a failing module; optics degrade and shut down when hot.' % port,
+          scope='port_netdev'),
+    alert('RdmaModuleAlarm', 'warning', 'moduleAlarm',
+          fmt('rdma_module_flags{%(sel)s, level="alarm"} > 0'),
+          'Transceiver of an RDMA port raises an alarm flag.',
+          'The transceiver of %s ({{ $labels.netdev }}) raises its {{ $labels.quantity }} alarm flag on {{ $value }} lane(s) (or the module): a value beyond the alarm threshold the module declares.' % port,
+          scope='port_netdev'),
+    alert('RdmaModuleLaneRxPowerDrift', 'warning', 'moduleLaneRxPowerDrift',
+          fmt(|||
+            rdma_module_rx_power_watts{%(sel)s}
+              < on (%(node)s, device, port, netdev) group_left ()
+            (%(moduleLaneRxPowerRatio)g * quantile without (lane) (0.5, rdma_module_rx_power_watts{%(sel)s}))
+            unless on (%(node)s, device, port, netdev, lane)
+            (
+              rdma_module_rx_power_watts{%(sel)s}
+                < on (%(node)s, device, port, netdev) group_left ()
+              rdma_module_rx_power_threshold_watts{%(sel)s, threshold="low_warning"}
+            )
+            unless %(onPort)s rdma_port_up{%(sel)s} == 0
+          |||),
+          'One lane of a transceiver receives far less light than its siblings.',
+          'Lane {{ $labels.lane }} of %s ({{ $labels.netdev }}) receives {{ $value | humanize }}W, less than %g of the median of the module\'s lanes, still above the module\'s low warning: one dirty or damaged fibre of the bundle. Clean or replace before it crosses the threshold.' % [port, t.moduleLaneRxPowerRatio],
+          scope='port_netdev'),
     // Context only (dashboards, inhibition): the error counters above count their own
     // saturation on InfiniBand ports, port_xmit_wait is read by RdmaPortTransmitWaitHigh.
     alert('RdmaPortCounterSaturated', 'info', 'counterSaturated',
