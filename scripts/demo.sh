@@ -25,7 +25,8 @@ DEMO_ROOT=${DEMO_ROOT:-/tmp/rdma-exporter-demo}
 mkdir -p "$DEMO_ROOT"
 SIM_LOG=$DEMO_ROOT/simulator.log
 : >"$SIM_LOG"
-"$BUILD_DIR"/tools/fabric_sim/rdma_fabric_sim --root "$DEMO_ROOT" --interval 1s "$@" 2> >(tee "$SIM_LOG" >&2) &
+"$BUILD_DIR"/tools/fabric_sim/rdma_fabric_sim --root "$DEMO_ROOT" --interval 1s \
+  --kubelet-socket "$DEMO_ROOT/pod-resources/kubelet.sock" "$@" 2> >(tee "$SIM_LOG" >&2) &
 SIM_PID=$!
 EXPORTER_PID=""
 # Both processes stop however the script ends: Ctrl-C (SIGINT to the whole process group), or a

@@ -156,7 +156,8 @@ class Stack {
     Write("scenario", scenario + "\n");
     sim_ = std::make_unique<Process>(std::vector<std::string>{
         RDMA_FABRIC_SIM_BIN, "--root", dir_.path() + "/fabric", "--interval", "500ms",
-        "--scenario-file", dir_.path() + "/scenario"});
+        "--scenario-file", dir_.path() + "/scenario", "--kubelet-socket",
+        dir_.path() + "/fabric/pod-resources/kubelet.sock"});
     if (!WaitFor(10s, [&] { return sim_->stderr_text().find("serving") != std::string::npos; })) {
       ADD_FAILURE() << "simulator did not start: " << sim_->stderr_text();
       return;

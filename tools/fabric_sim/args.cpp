@@ -40,6 +40,8 @@ std::string SimUsage() {
       "  --ticks N             advance N ticks without pacing, then exit; 0 = write the\n"
       "                        initial tree only (default: run forever)\n"
       "  --seed N              random seed (default 1)\n"
+      "  --kubelet-socket PATH serve a kubelet pod-resources API on PATH (gRPC, unix\n"
+      "                        socket) with pods holding the fabric's devices\n"
       "  --help                show this help\n"
       "\n"
       "Scenarios:\n";
@@ -245,6 +247,10 @@ constexpr FlagDef kFlags[] = {
     {"--scenario-file",
      [](const std::string& v, ParsedFlags& f, std::string* why) {
        return SetNonEmpty(v, &f.config.scenario_file, why);
+     }},
+    {"--kubelet-socket",
+     [](const std::string& v, ParsedFlags& f, std::string* why) {
+       return SetNonEmpty(v, &f.config.kubelet_socket, why);
      }},
 };
 

@@ -44,6 +44,9 @@ struct SimConfig {
   // rdma_fabric_sim only: a file re-read before every tick, "SCENARIO [FAULT_DEVICE]"; a change
   // switches the scenario at runtime (see FabricSim::SetScenario). Empty = none.
   std::string scenario_file;
+  // rdma_fabric_sim only: serve a kubelet pod-resources API (gRPC) on this unix socket while
+  // serving (sim_kubelet.h). Empty = none.
+  std::string kubelet_socket;
 };
 
 struct SimState;  // the state of one run (model.h)

@@ -92,16 +92,17 @@ void FollowScenarioFile(FabricSim& sim, const std::string& path, std::string* ap
 int Serve(FabricSim& sim) {
   const SimConfig config = sim.config();  // a copy: SetScenario changes the sim's
   StopOnSigintAndSigterm();
-  // Pods for the exporter's pod attribution (--collector.pod_resources.socket); the fabric
-  // still runs if the socket cannot be served (a root path too long for a unix socket).
+  // Pods for the exporter's pod attribution (--collector.pod_resources.socket), on request: the
+  // fabric still runs if the socket cannot be served (a path too long for a unix socket).
   SimKubelet kubelet;
-  std::string kubelet_error;
-  const std::string kubelet_socket = config.root + "/pod-resources/kubelet.sock";
-  if (kubelet.Start(kubelet_socket, sim.sysfs_root(), &kubelet_error)) {
-    std::fprintf(stderr, "rdma_fabric_sim: kubelet pod-resources API on %s\n",
-                 kubelet_socket.c_str());
-  } else {
-    std::fprintf(stderr, "rdma_fabric_sim: %s\n", kubelet_error.c_str());
+  if (!config.kubelet_socket.empty()) {
+    std::string kubelet_error;
+    if (kubelet.Start(config.kubelet_socket, sim.sysfs_root(), &kubelet_error)) {
+      std::fprintf(stderr, "rdma_fabric_sim: kubelet pod-resources API on %s\n",
+                   config.kubelet_socket.c_str());
+    } else {
+      std::fprintf(stderr, "rdma_fabric_sim: %s\n", kubelet_error.c_str());
+    }
   }
   const std::string fault = sim.fault_device();
   const bool show_fault = config.scenario != "healthy" && !fault.empty();
