@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Architecture check (CTest architecture.*): the layer libraries depend one way
-#   core <- readers <- collectors <- poller <- http <- binary;  collectors <- cli <- binary
+#   core <- readers <- collectors <- poller <- http <- binary
+#                      collectors <- health <- http;  health <- cli <- binary
 # with no link cycle, and a layer cannot include the public header of a layer above it nor a
 # private header of another library (it fails to compile).
 #
@@ -12,16 +13,16 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
 
-# Rank of each layer library; a library may link only libraries of a lower rank. cli and poller
-# share a rank so that neither can link the other; rdma_exporter_app (the flag tables, built on
+# Rank of each layer library; a library may link only libraries of a lower rank. health and
+# poller share a rank, and so do cli and http, so that neither of a pair can link the other; rdma_exporter_app (the flag tables, built on
 # the cli's flag machinery) is the binary's own library.
 rank() {
   case $1 in
     rdma_exporter_core) echo 0 ;;
     rdma_exporter_readers) echo 1 ;;
     rdma_exporter_collectors) echo 2 ;;
-    rdma_exporter_poller | rdma_exporter_cli) echo 3 ;;
-    rdma_exporter_http) echo 4 ;;
+    rdma_exporter_poller | rdma_exporter_health) echo 3 ;;
+    rdma_exporter_http | rdma_exporter_cli) echo 4 ;;
     rdma_exporter_app) echo 5 ;;
     rdma_exporter) echo 6 ;;
     *) echo "" ;;
@@ -99,6 +100,7 @@ if [ "$mode" = includes ]; then
   poller=$root/exporter/poller/poller.cpp
   http=$root/exporter/http/http_server.cpp
   cli=$root/exporter/cli/cli.cpp
+  health=$root/exporter/health/report.cpp
   # Each layer sees its own and lower layers' public headers ...
   must_compile "$core" rdma_exporter/parse.h
   must_compile "$readers" rdma_exporter/parse.h
@@ -106,6 +108,8 @@ if [ "$mode" = includes ]; then
   must_compile "$poller" rdma_exporter/collector.h
   must_compile "$http" rdma_exporter/poller.h
   must_compile "$cli" rdma_exporter/collector.h
+  must_compile "$cli" rdma_exporter/health_checks.h
+  must_compile "$http" rdma_exporter/health_checks.h
   # ... not those of the layers above it, nor of a sibling ...
   must_not_compile "$core" rdma_exporter/sysfs_reader.h
   must_not_compile "$readers" rdma_exporter/collector.h
@@ -114,11 +118,13 @@ if [ "$mode" = includes ]; then
   must_not_compile "$poller" rdma_exporter/cli.h
   must_not_compile "$cli" rdma_exporter/poller.h
   must_not_compile "$http" rdma_exporter/cli.h
+  must_not_compile "$health" rdma_exporter/poller.h
+  must_not_compile "$poller" rdma_exporter/health_checks.h
   # ... nor another library's private headers.
   must_not_compile "$collectors" netlink_util.h
   must_not_compile "$cli" port_counters.h
   must_not_compile "$http" common.h
-  [ $fail -eq 0 ] && echo "architecture.includes: 6 allowed and 10 forbidden includes as expected"
+  [ $fail -eq 0 ] && echo "architecture.includes: 8 allowed and 12 forbidden includes as expected"
   exit $fail
 fi
 echo "usage: check_layers.sh links SOURCE_DIR | includes COMPILE_COMMANDS_JSON" >&2

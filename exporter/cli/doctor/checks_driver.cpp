@@ -18,9 +18,9 @@ std::vector<std::string> DriverModules(const NodeView& v) {
   auto add = [&](const std::string& m) {
     if (!m.empty() && std::find(out.begin(), out.end(), m) == out.end()) out.push_back(m);
   };
-  for (const auto& d : v.inventory().devices)
+  for (const auto& d : v.inventory.devices)
     add(v.DriverOf(d));
-  if (v.inventory().devices.empty()) add("mlx5_core");
+  if (v.inventory.devices.empty()) add("mlx5_core");
   return out;
 }
 
@@ -28,7 +28,7 @@ std::vector<std::string> DriverModules(const NodeView& v) {
 // a module whose version cannot be known is a WARN item.
 std::vector<std::string> DriverVersions(NodeView& v, std::vector<Item>* items) {
   std::vector<std::string> drivers;
-  if (v.inventory().devices.empty()) return drivers;
+  if (v.inventory.devices.empty()) return drivers;
   bool have_modules = v.node.sysfs().Exists("module");
   std::string in_tree =
       v.env.kernel_release.empty() ? "in-tree" : "in-tree (kernel " + v.env.kernel_release + ")";
@@ -55,7 +55,7 @@ std::vector<std::string> DriverVersions(NodeView& v, std::vector<Item>* items) {
 bool ServedByLag(NodeView& v, const std::string& function_dir) {
   std::vector<std::string> netdevs;
   if (v.node.sysfs().ListDir(JoinPath(function_dir, "net"), &netdevs) != 0) return false;
-  for (const auto& d : v.inventory().devices) {
+  for (const auto& d : v.inventory.devices) {
     for (const auto& p : d.ports) {
       for (const auto& slave : p.bond_slaves) {
         if (std::find(netdevs.begin(), netdevs.end(), slave) != netdevs.end()) return true;
@@ -146,7 +146,7 @@ Check DriverFirmware(NodeView& v) {
   // firmware -> devices, per HCA type; devices of one type should run one firmware.
   std::map<std::string, std::map<std::string, std::vector<std::string>>> by_type;
   std::vector<std::string> software;
-  for (const auto& d : v.inventory().devices) {
+  for (const auto& d : v.inventory.devices) {
     std::string fw = v.DeviceLabel(d, "fw_ver");
     std::string type = v.DeviceLabel(d, "hca_type");
     if (!Printable(type)) type = "";
@@ -181,9 +181,9 @@ Check DriverFirmware(NodeView& v) {
   }
   if (!software.empty()) fw_parts.push_back(Join(software) + ": software device, no firmware");
   std::string summary = (drivers.empty() ? "" : "driver " + Join(drivers) + "; ") +
-                        (!fw_parts.empty()               ? Join(fw_parts, "; ")
-                         : v.inventory().devices.empty() ? "no devices"
-                                                         : "no firmware versions");
+                        (!fw_parts.empty()             ? Join(fw_parts, "; ")
+                         : v.inventory.devices.empty() ? "no devices"
+                                                       : "no firmware versions");
   return Finish("driver_firmware", std::move(items), summary, true);
 }
 
@@ -191,7 +191,7 @@ Check DevicesPresent(NodeView& v) {
   std::vector<Item> items;
   std::vector<std::string> list;
   size_t ports = 0;
-  for (const auto& d : v.inventory().devices) {
+  for (const auto& d : v.inventory.devices) {
     std::string type = v.DeviceLabel(d, "hca_type");
     std::string what = type.empty() ? (v.IsRxe(d) ? "rxe" : "") : type;
     if (!d.physfn.empty()) what += what.empty() ? "VF" : " VF";

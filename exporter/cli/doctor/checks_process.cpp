@@ -64,8 +64,8 @@ Check UverbsDevices(NodeView& v) {
     opened.push_back(n);
   }
   auto with_uverbs = DevicesWithUverbs(v, uverbs);
-  size_t devices = v.inventory().devices.size();
-  for (const auto& d : v.inventory().devices) {
+  size_t devices = v.inventory.devices.size();
+  for (const auto& d : v.inventory.devices) {
     if (with_uverbs && !with_uverbs->count(d.name)) {
       items.push_back({d.name, Status::kFail, "no uverbs device node in " + dir});
     }

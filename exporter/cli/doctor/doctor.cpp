@@ -33,28 +33,17 @@ void NcclIbTcFromEnvironment(const ProcessEnv& env, CliOptions* options, std::st
   }
 }
 
+// The doctor's own checks first (the driver stack, what this process may use), then the
+// snapshot checks, in the report's order.
 std::vector<Check> RunChecks(NodeView& view) {
   using CheckFn = Check (*)(NodeView&);
-  static const std::pair<const char*, CheckFn> kChecks[] = {
-      {"kernel_modules", doctor::KernelModules},
-      {"driver_firmware", doctor::DriverFirmware},
-      {"uverbs_devices", doctor::UverbsDevices},
-      {"memlock", doctor::Memlock},
+  static const std::pair<const char*, CheckFn> kFirst[] = {
+      {"kernel_modules", doctor::KernelModules},   {"driver_firmware", doctor::DriverFirmware},
+      {"uverbs_devices", doctor::UverbsDevices},   {"memlock", doctor::Memlock},
       {"devices_present", doctor::DevicesPresent},
-      {"port_active", doctor::PortActive},
-      {"link_layer", doctor::LinkLayer},
-      {"port_rate_uniform", doctor::PortRateUniform},
-      {"pcie_link", doctor::PcieLink},
-      {"roce_v2_gid", doctor::RoceV2Gid},
-      {"netdev_mtu", doctor::NetdevMtu},
-      {"pfc", doctor::Pfc},
-      {"trust_dscp", doctor::TrustDscp},
-      {"ecn", doctor::Ecn},
-      {"pfc_storm", doctor::PfcStorm},
-      {"error_counters", doctor::ErrorCounters},
   };
   std::vector<Check> checks;
-  for (const auto& [name, fn] : kChecks) {
+  for (const auto& [name, fn] : kFirst) {
     try {
       checks.push_back(fn(view));
     } catch (const std::exception& e) {
@@ -62,6 +51,8 @@ std::vector<Check> RunChecks(NodeView& view) {
       checks.push_back(Check{name, Status::kFail, std::string("check failed: ") + e.what(), {}});
     }
   }
+  for (auto& check : doctor::RunSnapshotChecks(view))
+    checks.push_back(std::move(check));
   return checks;
 }
 
@@ -87,7 +78,17 @@ int Doctor(const CliOptions& given, const ProcessEnv& env, std::ostream& out, st
     // Reported rounded: the window is what was asked for, give or take the collection.
     sample = std::round(sample * 10) / 10;
   }
-  NodeView view{options, env, node, after ? *after : before, before, sample, tc_origin, tc_problem};
+  doctor::SnapshotView snapshot{
+      node.inventory(),
+      after ? *after : before,
+      before,
+      sample,
+      options.collector_options.nccl_ib_tc,
+      options.collector_options.roce_min_mtu,
+      tc_origin,
+      tc_problem,
+      [&node](const DeviceInfo& d) { return doctor::IsRxeDevice(node, d); }};
+  NodeView view(std::move(snapshot), options, env, node);
   std::vector<Check> checks = RunChecks(view);
   doctor::PrintReport(checks, options.json, out);
   for (const auto& c : checks) {

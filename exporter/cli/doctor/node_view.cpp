@@ -1,46 +1,10 @@
-// What the checks know about the node beyond the samples: port subjects, device labels, which
-// driver runs a device.
-#include <algorithm>
-
+// What the doctor knows about the node beyond the samples: which driver runs a device.
 #include "doctor_internal.h"
-#include "rdma_exporter/metric_names.h"
 #include "rdma_exporter/parse.h"
 
 namespace rdma_exporter::doctor {
 
-bool Printable(const std::string& s) {
-  return std::all_of(s.begin(), s.end(), [](char c) { return c > ' ' && c < 0x7f; });
-}
-
-std::string LabelOf(const LabelMap& labels, const char* name) {
-  auto it = labels.find(name);
-  return it == labels.end() ? std::string() : it->second;
-}
-
-LabelMap NodeView::Port(const DeviceInfo& d, const PortInfo& p) {
-  return {{"device", d.name}, {"port", std::to_string(p.number)}};
-}
-
-std::string NodeView::Subject(const DeviceInfo& d, const PortInfo& p) {
-  return d.name + "/" + std::to_string(p.number) + (p.netdev.empty() ? "" : " (" + p.netdev + ")");
-}
-
-std::string NodeView::Subject(const DeviceInfo& d, const PortInfo& p, const PhysicalNetdev& n) {
-  if (n.bond.empty()) return Subject(d, p);
-  return d.name + "/" + std::to_string(p.number) + " (" + n.bond + ": " + n.name + ")";
-}
-
-std::string NodeView::DeviceLabel(const DeviceInfo& d, const char* label) const {
-  const auto* s = FindSample(now, metric::kDeviceInfo, {{"device", d.name}});
-  if (s == nullptr) return "";
-  auto it = s->labels.find(label);
-  if (it == s->labels.end()) return "";
-  // An HCA type names groups of ports; a malformed one is no type.
-  if (std::string_view(label) == "hca_type" && !Printable(it->second)) return "";
-  return it->second;
-}
-
-bool NodeView::IsRxe(const DeviceInfo& d) const {
+bool IsRxeDevice(CliNode& node, const DeviceInfo& d) {
   return !d.has_pci_link &&
          (d.name.rfind("rxe", 0) == 0 || node.sysfs().Exists(JoinPath(d.dir, "parent")));
 }

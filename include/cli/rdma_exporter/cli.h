@@ -20,6 +20,7 @@
 #include "rdma_exporter/flag_spec.h"
 #include "rdma_exporter/inventory.h"
 #include "rdma_exporter/kernel_readers.h"
+#include "rdma_exporter/sample_index.h"
 #include "rdma_exporter/sysfs_reader.h"
 
 namespace rdma_exporter {
@@ -102,28 +103,5 @@ class CliNode {
   Inventory inventory_;
   std::vector<DiscoveryError> discovery_errors_;
 };
-
-// Metric samples of a collection, looked up by family name and label subset.
-class SampleIndex {
- public:
-  struct Sample {
-    std::map<std::string, std::string> labels;
-    double value = 0;
-  };
-  explicit SampleIndex(const std::vector<prometheus::MetricFamily>& families);
-  // Samples of a family, in collection order (empty if none).
-  const std::vector<Sample>& All(const std::string& family) const;
-  // The first sample of family whose labels include all of `labels`.
-  const Sample* Find(const std::string& family,
-                     const std::map<std::string, std::string>& labels) const;
-  std::optional<double> Value(const std::string& family,
-                              const std::map<std::string, std::string>& labels) const;
-
- private:
-  std::map<std::string, std::vector<Sample>> families_;
-};
-
-// JSON string literal of s (quotes included).
-std::string JsonString(std::string_view s);
 
 }  // namespace rdma_exporter

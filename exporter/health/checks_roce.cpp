@@ -4,18 +4,18 @@
 #include <algorithm>
 #include <set>
 
-#include "doctor_internal.h"
+#include "rdma_exporter/health_checks.h"
 #include "rdma_exporter/metric_names.h"
 
 namespace rdma_exporter::doctor {
 namespace {
 
 // Ports whose link layer could not be read: the RoCE checks cannot tell whether they apply.
-void UnknownLinkLayer(NodeView& v, std::vector<Item>* items) {
-  for (const auto& d : v.inventory().devices) {
+void UnknownLinkLayer(const SnapshotView& v, std::vector<Item>* items) {
+  for (const auto& d : v.inventory.devices) {
     for (const auto& p : d.ports) {
-      if (!NodeView::KnownLinkLayer(p)) {
-        items->push_back({NodeView::Subject(d, p), Status::kWarn,
+      if (!SnapshotView::KnownLinkLayer(p)) {
+        items->push_back({SnapshotView::Subject(d, p), Status::kWarn,
                           "link layer unknown: cannot tell whether this is a RoCE port"});
       }
     }
@@ -23,7 +23,7 @@ void UnknownLinkLayer(NodeView& v, std::vector<Item>* items) {
 }
 
 // "index 3 0000:0000:0000:0000:0000:ffff:0a00:0001": the first routable RoCE v2 GID of a port.
-std::string RoceV2GidOf(NodeView& v, const DeviceInfo& d, const std::string& port) {
+std::string RoceV2GidOf(const SnapshotView& v, const DeviceInfo& d, const std::string& port) {
   for (const auto& g : AllSamples(v.now, metric::kGidInfo)) {
     const auto& l = g.labels;
     if (LabelOf(l, "device") == d.name && LabelOf(l, "port") == port &&
@@ -51,23 +51,23 @@ std::string PfNetdevs(const std::vector<DcbPort>& ports) {
 
 // The DCB-capable RoCE PF ports; SKIP items for those whose DCB cannot be checked (unreadable,
 // or a netdev without DCB), WARN for a port without a netdev.
-std::vector<DcbPort> DcbPorts(NodeView& v, std::vector<Item>* items) {
+std::vector<DcbPort> DcbPorts(const SnapshotView& v, std::vector<Item>* items) {
   std::vector<DcbPort> out;
   UnknownLinkLayer(v, items);
   std::set<std::string> seen;
-  for (const auto& d : v.inventory().devices) {
+  for (const auto& d : v.inventory.devices) {
     if (!d.physfn.empty()) continue;  // a VF's QoS is its PF's
     for (const auto& p : d.ports) {
-      if (!NodeView::IsRoce(p)) continue;
+      if (!SnapshotView::IsRoce(p)) continue;
       if (p.netdev.empty()) {
-        items->push_back({NodeView::Subject(d, p), Status::kWarn,
+        items->push_back({SnapshotView::Subject(d, p), Status::kWarn,
                           "no netdev found for this RoCE port: its QoS cannot be read"});
         continue;
       }
       for (const auto& n : PhysicalNetdevs(p)) {
         if (!seen.insert(n.name).second) continue;
         LabelMap key = {{"device", d.name}, {"port", std::to_string(p.number)}, {"netdev", n.name}};
-        std::string subject = NodeView::Subject(d, p, n);
+        std::string subject = SnapshotView::Subject(d, p, n);
         auto supported = SampleValue(v.now, metric::kDcbSupported, key);
         if (!supported) {
           items->push_back({subject, Status::kSkip, NotChecked("DCB not readable")});
@@ -84,7 +84,7 @@ std::vector<DcbPort> DcbPorts(NodeView& v, std::vector<Item>* items) {
 }
 
 // The priorities whose per-priority sample of `family` is 1: "3", "3,4", "none".
-std::string PriorityList(NodeView& v, std::string_view family, const LabelMap& key,
+std::string PriorityList(const SnapshotView& v, std::string_view family, const LabelMap& key,
                          const LabelMap& extra = {}) {
   std::vector<std::string> on;
   for (int prio = 0; prio < 8; ++prio) {
@@ -98,8 +98,8 @@ std::string PriorityList(NodeView& v, std::string_view family, const LabelMap& k
 }
 
 // The NCCL priority of a port (roce_config's rdma_nccl_priority), or a reason why not.
-std::optional<int> NcclPriority(NodeView& v, const LabelMap& key, std::string* why) {
-  if (!v.options.collector_options.nccl_ib_tc) {
+std::optional<int> NcclPriority(const SnapshotView& v, const LabelMap& key, std::string* why) {
+  if (!v.nccl_ib_tc) {
     *why = v.tc_problem.empty()
                ? "give --nccl.ib-tc (the jobs' NCCL_IB_TC) to check the NCCL priority"
                : v.tc_problem;
@@ -108,7 +108,7 @@ std::optional<int> NcclPriority(NodeView& v, const LabelMap& key, std::string* w
   auto prio = SampleValue(v.now, metric::kNcclPriority, key);
   if (!prio) {
     *why = "NCCL priority unknown (PCP trust, or no DSCP entry for DSCP " +
-           std::to_string(*v.options.collector_options.nccl_ib_tc >> 2) + ")";
+           std::to_string(*v.nccl_ib_tc >> 2) + ")";
     return std::nullopt;
   }
   return static_cast<int>(*prio);
@@ -130,7 +130,7 @@ std::string PfcFix(int prio) {
 }
 
 // The ECN item of a port whose NCCL priority is known.
-Item EcnItem(NodeView& v, const std::string& subject, const LabelMap& key, int prio) {
+Item EcnItem(const SnapshotView& v, const std::string& subject, const LabelMap& key, int prio) {
   std::string p = std::to_string(prio);
   LabelMap k = key;
   k["priority"] = p;
@@ -153,26 +153,26 @@ Item EcnItem(NodeView& v, const std::string& subject, const LabelMap& key, int p
 
 }  // namespace
 
-Check RoceV2Gid(NodeView& v) {
+Check RoceV2Gid(const SnapshotView& v) {
   std::vector<Item> items;
   UnknownLinkLayer(v, &items);
   size_t n = 0;
-  for (const auto& d : v.inventory().devices) {
+  for (const auto& d : v.inventory.devices) {
     for (const auto& p : d.ports) {
-      if (!NodeView::IsRoce(p)) continue;
+      if (!SnapshotView::IsRoce(p)) continue;
       ++n;
-      LabelMap key = NodeView::Port(d, p);
+      LabelMap key = SnapshotView::Port(d, p);
       key["check"] = "roce_v2_gid_present";
       auto ok = SampleValue(v.now, metric::kRoceConfigOk, key);
       if (!ok) {
         items.push_back(
-            {NodeView::Subject(d, p), Status::kSkip, NotChecked("GID table unreadable")});
+            {SnapshotView::Subject(d, p), Status::kSkip, NotChecked("GID table unreadable")});
       } else if (*ok == 0) {
-        items.push_back({NodeView::Subject(d, p), Status::kFail,
+        items.push_back({SnapshotView::Subject(d, p), Status::kFail,
                          "no routable RoCE v2 GID: NCCL finds no GID to use; fix: give "
                          "the netdev an IP address (ip addr add ... dev <netdev>)"});
       } else {
-        items.push_back({NodeView::Subject(d, p), Status::kPass,
+        items.push_back({SnapshotView::Subject(d, p), Status::kPass,
                          "RoCE v2 GID " + RoceV2GidOf(v, d, key["port"])});
       }
     }
@@ -182,18 +182,18 @@ Check RoceV2Gid(NodeView& v) {
                        : "a routable RoCE v2 GID on all " + std::to_string(n) + " RoCE ports");
 }
 
-Check NetdevMtu(NodeView& v) {
+Check NetdevMtu(const SnapshotView& v) {
   std::vector<Item> items;
   UnknownLinkLayer(v, &items);
-  unsigned min_mtu = v.options.collector_options.roce_min_mtu;
+  unsigned min_mtu = v.roce_min_mtu;
   size_t n = 0;
-  for (const auto& d : v.inventory().devices) {
+  for (const auto& d : v.inventory.devices) {
     for (const auto& p : d.ports) {
-      if (!NodeView::IsRoce(p)) continue;
+      if (!SnapshotView::IsRoce(p)) continue;
       ++n;
-      auto mtu = SampleValue(v.now, metric::kNetdevMtu, NodeView::Port(d, p));
-      auto active = SampleValue(v.now, metric::kPortActiveMtu, NodeView::Port(d, p));
-      std::string subject = NodeView::Subject(d, p);
+      auto mtu = SampleValue(v.now, metric::kNetdevMtu, SnapshotView::Port(d, p));
+      auto active = SampleValue(v.now, metric::kPortActiveMtu, SnapshotView::Port(d, p));
+      std::string subject = SnapshotView::Subject(d, p);
       if (p.netdev.empty()) {
         items.push_back({subject, Status::kWarn, "no netdev found for this RoCE port"});
       } else if (!mtu) {
@@ -218,7 +218,7 @@ Check NetdevMtu(NodeView& v) {
                              " RoCE netdevs");
 }
 
-Check Pfc(NodeView& v) {
+Check Pfc(const SnapshotView& v) {
   std::vector<Item> items;
   auto ports = DcbPorts(v, &items);
   for (const auto& dp : ports) {
@@ -252,7 +252,7 @@ Check Pfc(NodeView& v) {
                        : "PFC on the NCCL priority only on all " + PfNetdevs(ports) + v.tc_origin);
 }
 
-Check TrustDscp(NodeView& v) {
+Check TrustDscp(const SnapshotView& v) {
   std::vector<Item> items;
   auto ports = DcbPorts(v, &items);
   for (const auto& dp : ports) {
@@ -266,7 +266,7 @@ Check TrustDscp(NodeView& v) {
     // Upstream mlx5 trusts DSCP as soon as the APP table has a DSCP entry: mapping the NCCL
     // DSCP to the priority PFC should protect is the generic fix. Which priority that is the
     // operator decides (under PCP trust the doctor cannot derive it).
-    auto tc = v.options.collector_options.nccl_ib_tc;
+    auto tc = v.nccl_ib_tc;
     std::string dscp = tc ? std::to_string(*tc >> 2) : "<dscp>";
     items.push_back({subject, Status::kFail,
                      "trust pcp: the DSCP of NCCL_IB_TC does not select the priority; fix: "
@@ -278,7 +278,7 @@ Check TrustDscp(NodeView& v) {
                 n == 0 ? "no RoCE PF ports" : "trust dscp on all " + PfNetdevs(ports));
 }
 
-Check Ecn(NodeView& v) {
+Check Ecn(const SnapshotView& v) {
   std::vector<Item> items;
   auto ports = DcbPorts(v, &items);
   for (const auto& dp : ports) {

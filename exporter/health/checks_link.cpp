@@ -2,7 +2,7 @@
 #include <algorithm>
 #include <map>
 
-#include "doctor_internal.h"
+#include "rdma_exporter/health_checks.h"
 #include "rdma_exporter/metric_names.h"
 #include "rdma_exporter/port_state.h"
 
@@ -25,13 +25,13 @@ struct RateEntry {
   std::string rate;  // "400 Gb/s 4X"
   double speed;      // bytes per second, to break ties
 };
-std::map<std::string, std::vector<RateEntry>> ActivePortRates(NodeView& v) {
+std::map<std::string, std::vector<RateEntry>> ActivePortRates(const SnapshotView& v) {
   std::map<std::string, std::vector<RateEntry>> groups;
-  for (const auto& d : v.inventory().devices) {
+  for (const auto& d : v.inventory.devices) {
     std::string type = v.DeviceLabel(d, "hca_type");
     if (type.empty()) type = v.IsRxe(d) ? "rxe" : "unknown HCA type";
     for (const auto& p : d.ports) {
-      LabelMap key = NodeView::Port(d, p);
+      LabelMap key = SnapshotView::Port(d, p);
       auto state = SampleValue(v.now, metric::kPortState, key);
       auto rate = SampleValue(v.now, metric::kPortRate, key);
       auto width = SampleValue(v.now, metric::kPortLinkWidth, key);
@@ -45,36 +45,36 @@ std::map<std::string, std::vector<RateEntry>> ActivePortRates(NodeView& v) {
 
 }  // namespace
 
-Check PortActive(NodeView& v) {
+Check PortActive(const SnapshotView& v) {
   std::vector<Item> items;
   size_t ok = 0;
-  for (const auto& d : v.inventory().devices) {
+  for (const auto& d : v.inventory.devices) {
     for (const auto& p : d.ports) {
-      auto state = SampleValue(v.now, metric::kPortState, NodeView::Port(d, p));
-      auto phys = SampleValue(v.now, metric::kPortPhysicalState, NodeView::Port(d, p));
+      auto state = SampleValue(v.now, metric::kPortState, SnapshotView::Port(d, p));
+      auto phys = SampleValue(v.now, metric::kPortPhysicalState, SnapshotView::Port(d, p));
       if (Is(state, PortState::kActive) && Is(phys, PhysState::kLinkUp)) {
         ++ok;
-        items.push_back({NodeView::Subject(d, p), Status::kPass, "ACTIVE/LinkUp"});
+        items.push_back({SnapshotView::Subject(d, p), Status::kPass, "ACTIVE/LinkUp"});
         continue;
       }
       std::string s =
           state ? "state " + std::string(PortStateName(*state)) : std::string("state unreadable");
       std::string ph = phys ? "phys_state " + std::string(PhysStateName(*phys))
                             : std::string("phys_state unreadable");
-      items.push_back({NodeView::Subject(d, p), Status::kFail, s + ", " + ph});
+      items.push_back({SnapshotView::Subject(d, p), Status::kFail, s + ", " + ph});
     }
   }
   return Finish("port_active", std::move(items),
                 ok == 0 ? "no ports" : "all " + std::to_string(ok) + " ports ACTIVE/LinkUp");
 }
 
-Check LinkLayer(NodeView& v) {
+Check LinkLayer(const SnapshotView& v) {
   std::vector<Item> items;
   std::map<std::string, std::vector<std::string>> by_layer;
-  for (const auto& d : v.inventory().devices) {
+  for (const auto& d : v.inventory.devices) {
     for (const auto& p : d.ports) {
       std::string port = d.name + "/" + std::to_string(p.number);
-      if (!NodeView::KnownLinkLayer(p)) {
+      if (!SnapshotView::KnownLinkLayer(p)) {
         items.push_back({port, Status::kWarn,
                          p.link_layer.empty() ? "link_layer unreadable"
                                               : "link_layer \"" + p.link_layer + "\""});
@@ -95,7 +95,7 @@ Check LinkLayer(NodeView& v) {
   return Finish("link_layer", std::move(items), parts.empty() ? "no ports" : Join(parts, "; "));
 }
 
-Check PortRateUniform(NodeView& v) {
+Check PortRateUniform(const SnapshotView& v) {
   // Each group of ACTIVE ports should run one rate and width (a downgraded port slows every
   // NCCL ring through it).
   std::vector<Item> items;
@@ -128,10 +128,10 @@ Check PortRateUniform(NodeView& v) {
 // The link trains to the lower capability of the card and the port it is plugged into (the
 // slot: a Gen5 card in a Gen4 slot runs Gen4 at best), so "downtrained" compares the current
 // link against min(card max, slot max) where the slot's maximum is known.
-Check PcieLink(NodeView& v) {
+Check PcieLink(const SnapshotView& v) {
   std::vector<Item> items;
   std::vector<std::string> ok;
-  for (const auto& d : v.inventory().devices) {
+  for (const auto& d : v.inventory.devices) {
     auto get = [&](std::string_view family, const char* kind) {
       return SampleValue(v.now, family, {{"device", d.name}, {"kind", kind}});
     };

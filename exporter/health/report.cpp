@@ -2,12 +2,9 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "doctor_internal.h"
+#include "rdma_exporter/health_checks.h"
 
 namespace rdma_exporter::doctor {
-namespace {
-
-constexpr int kStatusCount = 4;
 
 const char* StatusName(Status s) {
   switch (s) {
@@ -23,7 +20,6 @@ const char* StatusName(Status s) {
   return "FAIL";
 }
 
-// Text as printed: bytes outside printable ASCII as \xNN (files may hold anything).
 std::string Sanitize(const std::string& s) {
   std::string out;
   for (char c : s) {
@@ -38,6 +34,10 @@ std::string Sanitize(const std::string& s) {
   }
   return out;
 }
+
+namespace {
+
+constexpr int kStatusCount = 4;
 
 void PrintText(const std::vector<Check>& checks, std::ostream& out) {
   int counts[kStatusCount] = {0, 0, 0, 0};

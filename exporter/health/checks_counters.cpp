@@ -4,8 +4,8 @@
 #include <array>
 #include <cmath>
 
-#include "doctor_internal.h"
 #include "rdma_exporter/counter_readers.h"
+#include "rdma_exporter/health_checks.h"
 #include "rdma_exporter/metric_names.h"
 
 namespace rdma_exporter::doctor {
@@ -92,13 +92,13 @@ std::string SubjectOf(const LabelMap& labels) {
 // The subject of a sample: its port as the other checks name it ("mlx5_0/1 (ens1f0np0)"; a
 // RoCE LAG slave's sample "mlx5_bond_0/1 (bond0: ens1f0np0)"), or its device for device-level
 // samples (PCIe).
-std::string SubjectFor(const NodeView& v, const LabelMap& labels) {
+std::string SubjectFor(const SnapshotView& v, const LabelMap& labels) {
   std::string device = LabelOf(labels, "device"), port = LabelOf(labels, "port");
   PhysicalNetdev slave{LabelOf(labels, "netdev"), LabelOf(labels, "bond")};
-  for (const auto& d : v.inventory().devices) {
+  for (const auto& d : v.inventory.devices) {
     if (d.name != device) continue;
     for (const auto& p : d.ports) {
-      if (std::to_string(p.number) == port) return NodeView::Subject(d, p, slave);
+      if (std::to_string(p.number) == port) return SnapshotView::Subject(d, p, slave);
     }
   }
   return SubjectOf(labels);
@@ -127,7 +127,7 @@ struct StormPort {
   std::vector<std::string> recent, earlier, paused;
 };
 
-BySubject<StormPort> StormPorts(NodeView& v) {
+BySubject<StormPort> StormPorts(const SnapshotView& v) {
   BySubject<StormPort> ports;
   for (const auto& s : AllSamples(v.now, metric::kPfcStormEvents)) {
     StormPort& port = ports[SubjectFor(v, s.labels)];
@@ -156,19 +156,19 @@ BySubject<StormPort> StormPorts(NodeView& v) {
 
 // The netdevs of the RoCE PF ports, once each, with their labels: the ethtool counters of a port
 // are read on its PF's netdev (VFs have none), on each slave for a RoCE LAG port.
-std::vector<std::pair<std::string, LabelMap>> RocePfPorts(NodeView& v) {
+std::vector<std::pair<std::string, LabelMap>> RocePfPorts(const SnapshotView& v) {
   std::vector<std::pair<std::string, LabelMap>> out;
   std::vector<std::string> netdevs;
-  for (const auto& d : v.inventory().devices) {
+  for (const auto& d : v.inventory.devices) {
     if (!d.physfn.empty()) continue;
     for (const auto& p : d.ports) {
-      if (!NodeView::IsRoce(p)) continue;
+      if (!SnapshotView::IsRoce(p)) continue;
       for (const auto& n : PhysicalNetdevs(p)) {
         if (std::find(netdevs.begin(), netdevs.end(), n.name) != netdevs.end()) continue;
         netdevs.push_back(n.name);
-        LabelMap key = NodeView::Port(d, p);
+        LabelMap key = SnapshotView::Port(d, p);
         key["netdev"] = n.name;
-        out.emplace_back(NodeView::Subject(d, p, n), std::move(key));
+        out.emplace_back(SnapshotView::Subject(d, p, n), std::move(key));
       }
     }
   }
@@ -183,7 +183,8 @@ constexpr double kStormPauseFramesPerSecond = 500;
 
 // The PFC pause frames of a port's netdev that rose during the sample: "priority 3 rx +120", and
 // whether any priority rose at a storm's rate.
-std::vector<std::string> PauseFramesRisen(NodeView& v, const LabelMap& key, bool* storm_rate) {
+std::vector<std::string> PauseFramesRisen(const SnapshotView& v, const LabelMap& key,
+                                          bool* storm_rate) {
   std::vector<std::string> risen;
   *storm_rate = false;
   for (const auto& s : AllSamples(v.now, metric::kPfcPauseFrames)) {
@@ -205,7 +206,7 @@ std::vector<std::string> PauseFramesRisen(NodeView& v, const LabelMap& key, bool
 // A port whose NIC has no pause-storm watchdog (ice, bnxt_en): a priority paused most of the
 // sample is caught by StormPorts (bnxt_en counts pause time); with pause frames alone (ice) a
 // storm is told from congestion by the frame rate.
-Item WithoutWatchdog(NodeView& v, const std::string& subject, const LabelMap& key,
+Item WithoutWatchdog(const SnapshotView& v, const std::string& subject, const LabelMap& key,
                      const std::string& window) {
   bool has_time = FindSample(v.now, metric::kPfcPauseDuration, key) != nullptr;
   bool has_frames = FindSample(v.now, metric::kPfcPauseFrames, key) != nullptr;
@@ -240,7 +241,7 @@ Item WithoutWatchdog(NodeView& v, const std::string& subject, const LabelMap& ke
 // Per port (or device): the error counters that rose during the sample, and the saturated ones.
 class ErrorScan {
  public:
-  explicit ErrorScan(NodeView& v) : v_(v) {}
+  explicit ErrorScan(const SnapshotView& v) : v_(v) {}
 
   // The samples of `family` that rose, at `level` (a fatal PCIe AER error always FAILs).
   void Rises(std::string_view family, Status level) {
@@ -298,14 +299,14 @@ class ErrorScan {
     Status status = Status::kPass;
     std::vector<std::string> rose, saturated;
   };
-  NodeView& v_;
+  const SnapshotView& v_;
   BySubject<Port> ports_;
   size_t watched_ = 0;
 };
 
 }  // namespace
 
-Check PfcStorm(NodeView& v) {
+Check PfcStorm(const SnapshotView& v) {
   // One item per RoCE PF port (where the NIC's port counters are): FAIL for pause-storm watchdog
   // events during the sample or a priority paused most of it, WARN for events only before it.
   // NICs without the watchdog (ice, bnxt_en) are judged by what they count; without any
@@ -343,7 +344,7 @@ Check PfcStorm(NodeView& v) {
                 n == 0 ? "no RoCE PF ports" : "no pause-storm events on " + Count(n, "port"));
 }
 
-Check ErrorCounters(NodeView& v) {
+Check ErrorCounters(const SnapshotView& v) {
   ErrorScan scan(v);
   for (std::string_view family : kFailCounters)
     scan.Rises(family, Status::kFail);
@@ -351,10 +352,10 @@ Check ErrorCounters(NodeView& v) {
     scan.Rises(family, Status::kWarn);
   scan.Saturated();
   std::vector<Item> items = scan.Items();
-  if (scan.watched() == 0 && !v.inventory().devices.empty()) {
+  if (scan.watched() == 0 && !v.inventory.devices.empty()) {
     items.push_back({"node", Status::kSkip, NotChecked("no error counter could be read")});
   }
-  std::string summary = v.inventory().devices.empty() ? "no devices"
+  std::string summary = v.inventory.devices.empty() ? "no devices"
                         : v.sample_seconds > 0
                             ? "none of " + std::to_string(scan.watched()) +
                                   " error counters rose in " + Number(v.sample_seconds) + " s"
