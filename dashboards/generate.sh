@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 out=${1:-out}
-rm -rf "$out/rdma_exporter.rules.yaml" "$out/test" "$out/dashboards"
+rm -rf "$out/rdma_exporter.rules.yaml" "$out/node-page-thresholds.json" "$out/test" "$out/dashboards"
 mkdir -p "$out/test" "$out/dashboards"
 jsonnet -J . -S -m "$out" build.jsonnet >/dev/null
 jsonnet -J . -m "$out" dashboards-build.jsonnet >/dev/null

@@ -2,7 +2,9 @@
 #include <malloc.h>
 #include <signal.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <cstdio>
@@ -80,6 +82,15 @@ HttpConfig MakeHttpConfig(const Options& options) {
   http.max_connections = options.web_max_connections;
   http.max_pending_connections = options.web_max_pending_connections;
   http.read_timeout = options.web_read_timeout;
+  char host[256] = {};
+  if (gethostname(host, sizeof(host) - 1) == 0) http.node_name = host;
+  http.nccl_ib_tc = options.collector_options.nccl_ib_tc;
+  http.roce_min_mtu = options.collector_options.roce_min_mtu;
+  // A refresh sooner than the next poll would show the same snapshot (with --poll-interval=0
+  // the snapshot changes only when Prometheus scrapes).
+  auto interval = std::chrono::duration_cast<std::chrono::seconds>(options.poll_interval).count();
+  http.page_refresh_seconds =
+      options.poll_interval.count() == 0 ? 10 : static_cast<int>(std::max<int64_t>(interval, 1));
   http.tls_available = InitHttpLibrary();
   return http;
 }

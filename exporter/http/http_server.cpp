@@ -5,15 +5,12 @@
 #include <strings.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
-#include <map>
-#include <sstream>
 
 #include "accept_gate.h"
+#include "node_page.h"
 #include "rdma_exporter/logging.h"
-#include "rdma_exporter/metric_names.h"
-#include "rdma_exporter/parse.h"
-#include "rdma_exporter/port_state.h"
 #include "rdma_exporter/version.h"
 
 namespace rdma_exporter {
@@ -22,6 +19,10 @@ namespace {
 constexpr const char* kTextContentType = "text/plain; version=0.0.4; charset=utf-8";
 
 using HeaderList = std::vector<std::pair<std::string, std::string>>;
+
+double WallClockSeconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
 
 // Every response: a length, no MIME sniffing, and the headers of http_server_config.
 // False if CivetWeb could not start a response on conn (nothing was sent).
@@ -70,103 +71,7 @@ bool AcceptsGzip(mg_connection* conn) {
   return false;
 }
 
-std::string Html(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '&':
-        out += "&amp;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
-std::string LabelValue(const prometheus::ClientMetric& m, std::string_view name) {
-  for (const auto& l : m.label) {
-    if (l.name == name) return l.value;
-  }
-  return "";
-}
-
 }  // namespace
-
-std::string RenderLandingPage(const Snapshot* snapshot, const std::string& telemetry_path) {
-  struct Row {
-    std::string link_layer, netdev, state, phys, rate, fw, pci;
-    bool active = false;  // from the state number, not its display name
-  };
-  std::map<std::pair<std::string, int>, Row> rows;
-  std::map<std::string, std::pair<std::string, std::string>> devices;  // fw, pci
-  if (snapshot != nullptr) {
-    for (const auto& family : snapshot->families()) {
-      for (const auto& m : family.metric) {
-        std::string device = LabelValue(m, "device");
-        if (family.name == metric::kDeviceInfo) {
-          devices[device] = {LabelValue(m, "fw_ver"), LabelValue(m, "pci_address")};
-          continue;
-        }
-        // A port label that is not a port number (no collector writes one) is skipped.
-        auto port = ParseU64(LabelValue(m, "port"));
-        if (!port || *port > 65535) continue;
-        auto key = std::make_pair(device, static_cast<int>(*port));
-        if (family.name == metric::kPortInfo) {
-          rows[key].link_layer = LabelValue(m, "link_layer");
-          rows[key].netdev = LabelValue(m, "netdev");
-        } else if (family.name == metric::kPortState) {
-          rows[key].state = PortStateName(m.gauge.value);
-          rows[key].active = m.gauge.value == static_cast<double>(PortState::kActive);
-        } else if (family.name == metric::kPortPhysicalState) {
-          rows[key].phys = PhysStateName(m.gauge.value);
-        } else if (family.name == metric::kPortRate) {
-          std::ostringstream r;
-          r << m.gauge.value * 8 / 1e9 << " Gb/s";
-          rows[key].rate = r.str();
-        }
-      }
-    }
-  }
-  std::ostringstream out;
-  out << "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>RDMA Exporter</title>"
-         "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
-         "td,th{border:1px solid #ccc;padding:4px 10px;text-align:left}"
-         ".up{color:#080}.down{color:#c00}</style></head><body>\n"
-         "<h1>RDMA Exporter</h1>\n<p>Version "
-      << Html(kVersion) << " (revision " << Html(kRevision) << ")</p>\n<ul><li><a href=\""
-      << Html(telemetry_path) << "\">Metrics</a></li><li><a href=\"/-/healthy\">Health</a></li>"
-      << "<li><a href=\"/-/ready\">Readiness</a></li></ul>\n";
-  if (snapshot == nullptr) {
-    out << "<p>Waiting for the first poll.</p>\n";
-  } else {
-    out << "<h2>Ports</h2>\n<table><tr><th>Device</th><th>Port</th><th>Link layer</th>"
-           "<th>State</th><th>Physical state</th><th>Rate</th><th>Netdev</th><th>Firmware</th>"
-           "<th>PCI</th></tr>\n";
-    for (const auto& [key, row] : rows) {
-      const auto& dev = devices[key.first];
-      const char* cls = row.active ? "up" : "down";
-      out << "<tr><td>" << Html(key.first) << "</td><td>" << key.second << "</td><td>"
-          << Html(row.link_layer) << "</td><td class=\"" << cls << "\">" << Html(row.state)
-          << "</td><td>" << Html(row.phys) << "</td><td>" << Html(row.rate) << "</td><td>"
-          << Html(row.netdev) << "</td><td>" << Html(dev.first) << "</td><td>" << Html(dev.second)
-          << "</td></tr>\n";
-    }
-    if (rows.empty()) out << "<tr><td colspan=\"9\">No RDMA ports found.</td></tr>\n";
-    out << "</table>\n";
-  }
-  out << "</body></html>\n";
-  return out.str();
-}
 
 namespace {
 
@@ -175,10 +80,12 @@ HeaderList ConfiguredHeaders(const WebConfig& web) {
   return HeaderList(web.headers.begin(), web.headers.end());
 }
 
-// The landing page is the only HTML: no scripts, no framing, no referrer, not cached.
-HeaderList LandingHeaders(const WebConfig& web) {
+// The node page is the only HTML: its own script and style only, no framing, no referrer, not
+// cached.
+HeaderList PageHeaders(const WebConfig& web) {
   HeaderList h = {{"Content-Security-Policy",
-                   "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'"},
+                   "default-src 'none'; style-src 'unsafe-inline'; script-src 'self'; "
+                   "connect-src 'self'; frame-ancestors 'none'"},
                   {"X-Frame-Options", "DENY"},
                   {"Referrer-Policy", "no-referrer"},
                   {"Cache-Control", "no-store"}};
@@ -484,7 +391,13 @@ int HttpServer::Route(mg_connection* conn) {
   std::string_view path = info->local_uri != nullptr ? info->local_uri : "";
   if (config_.on_request_for_testing) config_.on_request_for_testing(path);
   if (path == config_.telemetry_path) return HandleMetrics(conn, *a);
-  if (path == "/") return HandleLanding(conn, *a);
+  if (path == "/") return HandlePage(conn, *a);
+  if (path == "/api/v1/status") return HandleStatus(conn, *a);
+  if (path == "/node-page.js") {
+    HeaderList script = PageHeaders(a->web);
+    Send(conn, 200, "text/javascript; charset=utf-8", kNodePageScript, script);
+    return 200;
+  }
   if (path == "/-/healthy") {
     Send(conn, 200, "text/plain; charset=utf-8", "Healthy\n", headers);
     return 200;
@@ -519,10 +432,53 @@ int HttpServer::HandleMetrics(mg_connection* conn, const Active& active) {
   return 200;
 }
 
-int HttpServer::HandleLanding(mg_connection* conn, const Active& active) {
-  auto snapshot = poller_.Latest();
-  Send(conn, 200, "text/html; charset=utf-8",
-       RenderLandingPage(snapshot.get(), config_.telemetry_path), LandingHeaders(active.web));
+std::shared_ptr<const NodeHealth> HttpServer::Status() {
+  auto [latest, previous] = poller_.LatestTwo();
+  if (latest == nullptr) return nullptr;
+  std::lock_guard lock(status_mu_);
+  // Built once per snapshot (the families are parsed once per snapshot too); every request
+  // then only ages it.
+  if (status_ == nullptr || status_->sequence != latest->sequence) {
+    NodeHealthInput in;
+    in.inventory = latest->inventory.get();
+    in.now = &latest->families();
+    if (previous != nullptr) {
+      in.before = &previous->families();
+      in.before_timestamp = previous->timestamp_seconds;
+    }
+    in.now_timestamp = latest->timestamp_seconds;
+    in.sequence = latest->sequence;
+    in.wall_clock = WallClockSeconds();
+    in.node = config_.node_name;
+    in.nccl_ib_tc = config_.nccl_ib_tc;
+    in.roce_min_mtu = config_.roce_min_mtu;
+    status_ = std::make_shared<const NodeHealth>(BuildNodeHealth(in));
+  }
+  auto aged = std::make_shared<NodeHealth>(*status_);
+  SetPollAge(*aged, WallClockSeconds(), MixinThresholds());
+  return aged;
+}
+
+int HttpServer::HandlePage(mg_connection* conn, const Active& active) {
+  auto status = Status();
+  NodePageOptions options;
+  options.telemetry_path = config_.telemetry_path;
+  options.refresh_seconds = config_.page_refresh_seconds;
+  Send(conn, 200, "text/html; charset=utf-8", RenderNodePage(status.get(), options),
+       PageHeaders(active.web));
+  return 200;
+}
+
+int HttpServer::HandleStatus(mg_connection* conn, const Active& active) {
+  HeaderList headers = ConfiguredHeaders(active.web);
+  headers.emplace_back("Cache-Control", "no-store");
+  auto status = Status();
+  if (status == nullptr) {
+    Send(conn, 503, "application/json", "{\"error\":\"the first poll has not completed yet\"}\n",
+         headers);
+    return 503;
+  }
+  Send(conn, 200, "application/json", NodeHealthJson(*status), headers);
   return 200;
 }
 

@@ -128,6 +128,12 @@ std::shared_ptr<const Snapshot> Poller::Latest() const {
   return latest_;
 }
 
+std::pair<std::shared_ptr<const Snapshot>, std::shared_ptr<const Snapshot>> Poller::LatestTwo()
+    const {
+  std::lock_guard lock(mu_);
+  return {latest_, previous_};
+}
+
 std::shared_ptr<const Snapshot> Poller::Collect() {
   std::unique_lock lock(mu_);
   if (collecting_) {
@@ -145,6 +151,7 @@ std::shared_ptr<const Snapshot> Poller::Collect() {
     ScopeExit finished([&] {
       std::lock_guard guard(mu_);
       if (snapshot != nullptr) {
+        previous_ = std::move(latest_);
         latest_ = snapshot;
         sequence_ = snapshot->sequence;
       }
@@ -283,6 +290,7 @@ std::shared_ptr<const Snapshot> Poller::CollectLocked() {
   auto snapshot = std::make_shared<Snapshot>();
   snapshot->text = RenderText(sinks);
   snapshot->timestamp_seconds = now;
+  snapshot->inventory = std::make_shared<const Inventory>(std::move(inventory));
   {
     std::lock_guard lock(mu_);
     snapshot->sequence = sequence_ + 1;

@@ -91,21 +91,27 @@ TEST(Binary, CompressesWithGzipOnlyWhenAsked) {
   EXPECT_EQ(Gunzip(gz.body), plain.body);
 }
 
-TEST(Binary, ServesHealthReadinessLandingPageAndNotFound) {
+TEST(Binary, ServesHealthReadinessNodePageStatusAndNotFound) {
   Exporter exporter({"--path.sysfs=" + RxeCaptureSysfs()});
   HttpResponse healthy = HttpGet(exporter.port(), "/-/healthy");
   EXPECT_EQ(healthy.status, 200);
   EXPECT_EQ(HttpGet(exporter.port(), "/-/ready").status, 200);
-  HttpResponse landing = HttpGet(exporter.port(), "/");
-  ASSERT_EQ(landing.status, 200);
-  EXPECT_NE(landing.body.find("<table>"), std::string::npos);
-  EXPECT_NE(landing.body.find("href=\"/metrics\""), std::string::npos);
-  // One row per port with state, rate and netdev.
-  EXPECT_NE(landing.body.find("<td>rxe1</td><td>1</td><td>Ethernet</td><td class=\"up\">ACTIVE"),
+  HttpResponse page = HttpGet(exporter.port(), "/");
+  ASSERT_EQ(page.status, 200);
+  EXPECT_NE(page.body.find("href=\"/metrics\""), std::string::npos);
+  EXPECT_NE(page.body.find("href=\"/api/v1/status\""), std::string::npos);
+  // One row per port: its name, netdev and link layer, state and rate.
+  size_t row = page.body.find("data-port=\"rxe1/1\"");
+  ASSERT_NE(row, std::string::npos) << page.body;
+  std::string tr = page.body.substr(row, page.body.find("</tr>", row) - row);
+  EXPECT_NE(tr.find("<b>rxe1/1</b><br><small>eth1 · Ethernet</small>"), std::string::npos) << tr;
+  EXPECT_NE(tr.find("ACTIVE<br><small>LinkUp</small>"), std::string::npos) << tr;
+  EXPECT_NE(tr.find("2.5 Gb/s"), std::string::npos) << tr;
+  HttpResponse status = HttpGet(exporter.port(), "/api/v1/status");
+  EXPECT_EQ(status.status, 200);
+  EXPECT_NE(status.body.find("\"device\":\"rxe1\",\"port\":1,\"netdev\":\"eth1\""),
             std::string::npos)
-      << landing.body;
-  EXPECT_NE(landing.body.find("2.5 Gb/s"), std::string::npos);
-  EXPECT_NE(landing.body.find("<td>eth1</td>"), std::string::npos);
+      << status.body;
   EXPECT_EQ(HttpGet(exporter.port(), "/nope").status, 404);
   EXPECT_EQ(HttpGet(exporter.port(), "/metrics", {}, "POST").status, 405);
 }

@@ -1,4 +1,4 @@
-// The HTTP layer in-process: the landing page's reading of a snapshot, the exception barrier
+// The HTTP layer in-process: the exception barrier
 // at CivetWeb's C callback and the accept gate (exporter/http/accept_gate.cpp) across restarts.
 // Listens on 127.0.0.1 (a free port).
 #include "rdma_exporter/http_server.h"
@@ -21,46 +21,6 @@
 
 namespace rdma_exporter {
 namespace {
-
-prometheus::ClientMetric PortSample(const std::string& device, const std::string& port,
-                                    double value) {
-  prometheus::ClientMetric m;
-  m.label = {{"device", device}, {"port", port}};
-  m.gauge.value = value;
-  return m;
-}
-
-std::unique_ptr<Snapshot> SnapshotWithPortStates(std::vector<prometheus::ClientMetric> samples) {
-  prometheus::MetricFamily state;
-  state.name = std::string(metric::kPortState);
-  state.type = prometheus::MetricType::Gauge;
-  state.metric = std::move(samples);
-  auto snapshot = std::make_unique<Snapshot>();
-  snapshot->text = RenderText(std::vector<prometheus::MetricFamily>{state});
-  return snapshot;
-}
-
-TEST(LandingPage, PortLabelsThatAreNotPortNumbersAreSkippedNotThrown) {
-  // std::stoi threw std::invalid_argument / std::out_of_range for these, inside CivetWeb's C
-  // callback.
-  auto snapshot =
-      SnapshotWithPortStates({PortSample("mlx5_0", "1", 4), PortSample("mlx5_0", "99999999999", 4),
-                              PortSample("mlx5_0", "x", 4)});
-  std::string page;
-  ASSERT_NO_THROW(page = RenderLandingPage(snapshot.get(), "/metrics"));
-  EXPECT_NE(page.find("<td>mlx5_0</td><td>1</td>"), std::string::npos);
-  EXPECT_EQ(page.find("99999999999"), std::string::npos);
-}
-
-TEST(LandingPage, StateValuesOutsideTheTableShowAsUnknown) {
-  // 4294967295 (a state file reading "4294967295: X") was cast to int: undefined behaviour.
-  auto snapshot =
-      SnapshotWithPortStates({PortSample("mlx5_0", "1", 4294967295.0),
-                              PortSample("mlx5_1", "1", -1), PortSample("mlx5_2", "1", 4)});
-  std::string page = RenderLandingPage(snapshot.get(), "/metrics");
-  EXPECT_NE(page.find("<td class=\"down\">UNKNOWN</td>"), std::string::npos) << page;
-  EXPECT_NE(page.find("<td class=\"up\">ACTIVE</td>"), std::string::npos) << page;
-}
 
 TEST(HttpServer, AnExceptionInAHandlerIsA500AndTheServerKeepsServing) {
   // Without the barrier the exception unwinds through CivetWeb's C frames: std::terminate.

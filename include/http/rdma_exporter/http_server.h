@@ -1,6 +1,7 @@
-// HTTP endpoints on CivetWeb: the telemetry path (gzip when asked), the landing page,
-// /-/healthy and /-/ready (ready once the first poll has completed); TLS, mTLS and basic auth
-// from --web.config.file (reloaded on SIGHUP); connection limits and timeouts.
+// HTTP endpoints on CivetWeb: the telemetry path (gzip when asked), the node page (/, with
+// /node-page.js) and its data as JSON (/api/v1/status), /-/healthy and /-/ready (ready once the
+// first poll has completed); TLS, mTLS and basic auth from --web.config.file (reloaded on SIGHUP);
+// connection limits and timeouts.
 #pragma once
 
 #include <atomic>
@@ -9,9 +10,11 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 
+#include "rdma_exporter/node_status.h"
 #include "rdma_exporter/poller.h"
 #include "rdma_exporter/web_config.h"
 
@@ -38,6 +41,12 @@ struct HttpConfig {
   int max_pending_connections = 4096;
   // --web.read-timeout: the whole request head must arrive within it (slowloris bound).
   std::chrono::milliseconds read_timeout{5000};
+  // The node page: the host name it shows, the NCCL traffic class and RoCE MTU its checks use
+  // (--nccl.ib-tc, --roce.min-mtu), and how often it refreshes (the poll interval).
+  std::string node_name;
+  std::optional<int> nccl_ib_tc;
+  unsigned roce_min_mtu = 4200;
+  int page_refresh_seconds = 10;
   // mg_init_library(MG_FEATURES_TLS) returned the TLS bit (the OpenSSL shims were found).
   bool tls_available = false;
   // Test seam: called with the path of every request before it is routed (unset = nothing).
@@ -87,7 +96,10 @@ class HttpServer {
   static void* InitThread(const mg_context* ctx, int thread_type) noexcept;
   int Route(mg_connection* conn);
   int HandleMetrics(mg_connection* conn, const Active& active);
-  int HandleLanding(mg_connection* conn, const Active& active);
+  int HandlePage(mg_connection* conn, const Active& active);
+  int HandleStatus(mg_connection* conn, const Active& active);
+  // The node's status for the latest snapshot (nullptr before the first poll), aged to now.
+  std::shared_ptr<const NodeHealth> Status();
 
   HttpConfig config_;
   Poller& poller_;
@@ -106,10 +118,9 @@ class HttpServer {
   std::atomic<uint64_t> reloads_ok_{0}, reloads_failed_{0};
   std::atomic<bool> last_reload_ok_{true};
   std::atomic<bool> listener_lost_{false};
+  std::mutex status_mu_;
+  std::shared_ptr<const NodeHealth> status_;  // of the latest snapshot it was asked for
 };
-
-// The landing page for a snapshot (nullptr before the first poll).
-std::string RenderLandingPage(const Snapshot* snapshot, const std::string& telemetry_path);
 
 // Initialises CivetWeb once per process, before the first HttpServer. Returns whether TLS is
 // available: CivetWeb reports it only when it found every OpenSSL function it needs (through the

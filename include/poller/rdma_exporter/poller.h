@@ -15,6 +15,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "rdma_exporter/collector.h"
@@ -30,6 +31,9 @@ struct Snapshot {
   std::string text;
   double timestamp_seconds = 0;
   uint64_t sequence = 0;  // 1 for the first poll
+  // The devices and ports the poll found (the node page lists them); null in snapshots made
+  // by hand (tests).
+  std::shared_ptr<const Inventory> inventory;
 
   // gzip of text, compressed by the first scrape that accepts gzip ("" if zlib failed).
   const std::string& gzip() const;
@@ -69,6 +73,9 @@ class Poller {
   std::shared_ptr<const Snapshot> Collect();
   // The last published snapshot, or nullptr before the first poll.
   std::shared_ptr<const Snapshot> Latest() const;
+  // The last snapshot and the one published before it (nullptr before the second poll), read
+  // together: the node page's rates are the counters' change between the two.
+  std::pair<std::shared_ptr<const Snapshot>, std::shared_ptr<const Snapshot>> LatestTwo() const;
 
  private:
   // A collector's last run (a slow collector's output stays in its sink until it runs again).
@@ -102,6 +109,7 @@ class Poller {
   uint64_t sequence_ = 0;
   uint64_t attempts_ = 0;  // collections finished, published or failed
   std::shared_ptr<const Snapshot> latest_;
+  std::shared_ptr<const Snapshot> previous_;  // published before latest_
 };
 
 // gzip (RFC 1952) of data, for clients sending Accept-Encoding: gzip.
