@@ -32,6 +32,13 @@ function(c) {
   localAckTimeoutsPerSecond: t.localAckTimeouts / transport,
   packetSeqErrorsPerSecond: t.packetSeqErrors / transport,
   retriesExceededPerSecond: t.transportRetriesExceeded / transport,
+  // Events a rate between two polls must count before it colours a port: a few seconds apart,
+  // one rare error is a huge rate, while the rules need several in their window (a BER ticket
+  // needs bitErrorsTicketMin errors, a retry warning more than its count in windows.transport).
+  // Any retries exceeded or link drop counts at once (their rules fire on any).
+  minEvents: t.bitErrorsTicketMin,
+  localAckTimeoutsMinEvents: t.localAckTimeouts + 1,
+  packetSeqErrorsMinEvents: t.packetSeqErrors + 1,
   // RdmaPortTransmitWaitHigh: share of time waiting for credits.
   transmitWaitRatio: t.transmitWaitRatio,
   xmitWaitBytesPerTick: c.xmitWaitBytesPerTick,

@@ -39,6 +39,9 @@ TEST_PACKAGES=(
   libbenchmark-dev
   # deploy tests (tests/deploy): manifest and package linters, systemd-analyze
   yamllint lintian systemd
+  # node page tests (tests/browser): the page loaded in headless Chromium, a font for its
+  # screenshots
+  chromium fonts-dejavu-core
 )
 
 # deploy/container/build-image.sh: a Debian base made by debootstrap, the image built by buildah

@@ -35,14 +35,25 @@ constexpr double Mixin(std::string_view name) {
 }
 
 constexpr PageThresholds kMixinThresholds{
-    Mixin("pfcTxPauseWarnRatio"),       Mixin("pfcTxPauseCritRatio"),
-    Mixin("ncclRxPauseWarnRatio"),      Mixin("bitErrorRateWarn"),
-    Mixin("bitErrorRateCrit"),          Mixin("receiveErrorsPerSecond"),
-    Mixin("transmitDiscardsPerSecond"), Mixin("receiveDiscardsPerSecond"),
-    Mixin("outOfBufferPerSecond"),      Mixin("localAckTimeoutsPerSecond"),
-    Mixin("packetSeqErrorsPerSecond"),  Mixin("retriesExceededPerSecond"),
-    Mixin("transmitWaitRatio"),         Mixin("xmitWaitBytesPerTick"),
-    Mixin("moduleLaneRxPowerRatio"),    Mixin("pollStaleSeconds"),
+    Mixin("pfcTxPauseWarnRatio"),
+    Mixin("pfcTxPauseCritRatio"),
+    Mixin("ncclRxPauseWarnRatio"),
+    Mixin("bitErrorRateWarn"),
+    Mixin("bitErrorRateCrit"),
+    Mixin("receiveErrorsPerSecond"),
+    Mixin("transmitDiscardsPerSecond"),
+    Mixin("receiveDiscardsPerSecond"),
+    Mixin("outOfBufferPerSecond"),
+    Mixin("localAckTimeoutsPerSecond"),
+    Mixin("packetSeqErrorsPerSecond"),
+    Mixin("retriesExceededPerSecond"),
+    Mixin("transmitWaitRatio"),
+    Mixin("xmitWaitBytesPerTick"),
+    Mixin("moduleLaneRxPowerRatio"),
+    Mixin("pollStaleSeconds"),
+    Mixin("minEvents"),
+    Mixin("localAckTimeoutsMinEvents"),
+    Mixin("packetSeqErrorsMinEvents"),
 };
 
 using Sample = SampleIndex::Sample;
@@ -155,9 +166,9 @@ std::unordered_map<std::string, PortSamples> GroupByPort(const SampleIndex& now,
   return ports;
 }
 
-// Per-second rate of the sum of a family's series (LAG slaves: one per netdev); nullopt without
-// a previous value for every series or after a counter reset.
-std::optional<double> SumRate(const PortSamples& p, std::string_view family, double window) {
+// The increase of the sum of a family's series (LAG slaves: one per netdev) between the two
+// snapshots; nullopt without a previous value for every series or after a counter reset.
+std::optional<double> SumIncrease(const PortSamples& p, std::string_view family, double window) {
   const auto& entries = p.Of(family);
   if (entries.empty() || window <= 0) return std::nullopt;
   double sum = 0;
@@ -165,7 +176,13 @@ std::optional<double> SumRate(const PortSamples& p, std::string_view family, dou
     if (!e.before || e.now->value < *e.before) return std::nullopt;
     sum += e.now->value - *e.before;
   }
-  return sum / window;
+  return sum;
+}
+
+std::optional<double> SumRate(const PortSamples& p, std::string_view family, double window) {
+  auto increase = SumIncrease(p, family, window);
+  if (!increase) return std::nullopt;
+  return *increase / window;
 }
 
 // The worst series' rate of a family among the series whose `label` is `value`.
@@ -197,21 +214,39 @@ void Raise(PortHealth& port, Level level, std::string finding) {
   port.findings.push_back(std::move(finding));
 }
 
-// A rate signal with the level its alert gives it.
-void Signal(PortHealth& port, std::string name, std::optional<double> value, const char* unit,
-            double warn, std::optional<double> crit = std::nullopt) {
+// Levels of one signal: above `warn` (and `crit`) with at least `min_events` events behind it.
+struct Grade {
+  double warn;
+  std::optional<double> crit;
+  double min_events;
+};
+
+// A signal (value per second, or a ratio, from `events` events) with the level its alert gives
+// it.
+void Signal(PortHealth& port, std::string name, std::optional<double> value, double events,
+            const char* unit, const Grade& grade) {
   if (!value) return;
   Level level = Level::kOk;
-  if (crit && *value > *crit) {
-    level = Level::kCritical;
-  } else if (*value > warn) {
-    level = Level::kWarning;
+  if (events >= grade.min_events) {
+    if (grade.crit && *value > *grade.crit) {
+      level = Level::kCritical;
+    } else if (*value > grade.warn) {
+      level = Level::kWarning;
+    }
   }
   if (level != Level::kOk) {
     Raise(port, level,
           name + " " + Short(*value) + (std::string_view(unit) == "BER" ? " BER" : unit));
   }
-  port.signals.push_back({std::move(name), *value, unit, level});
+  port.signals.push_back({std::move(name), *value, events, unit, level});
+}
+
+// A counter's per-second rate between the snapshots, graded.
+void RateSignal(PortHealth& port, const PortSamples& p, std::string name, std::string_view family,
+                double window, const Grade& grade) {
+  auto increase = SumIncrease(p, family, window);
+  if (!increase) return;
+  Signal(port, std::move(name), *increase / window, *increase, "/s", grade);
 }
 
 std::string RateText(double bytes_per_second, std::optional<double> width) {
@@ -251,13 +286,14 @@ void Traffic(PortHealth& h, const PortSamples& p, double window, const PageThres
   bool ib = h.link_layer == "InfiniBand";
   std::string_view symbols = ib ? metric::kPortSymbolErrors
                                 : std::string_view("rdma_phy_uncorrectable_symbol_errors_total");
-  if (auto errors = SumRate(p, symbols, window)) {
-    Signal(h, ib ? "symbol_error" : "rx_pcs_symbol_err_phy", *errors / (*rate * 8), "BER",
-           t.bit_error_rate_warn, t.bit_error_rate_crit);
+  if (auto errors = SumIncrease(p, symbols, window)) {
+    Signal(h, ib ? "symbol_error" : "rx_pcs_symbol_err_phy", *errors / window / (*rate * 8),
+           *errors, "BER", {t.bit_error_rate_warn, t.bit_error_rate_crit, t.min_events});
   }
-  if (auto ticks = SumRate(p, "rdma_port_transmit_wait_ticks_total", window)) {
-    Signal(h, "port_xmit_wait", *ticks * t.xmit_wait_bytes_per_tick / *rate, " of time",
-           t.transmit_wait_ratio);
+  if (auto ticks = SumIncrease(p, "rdma_port_transmit_wait_ticks_total", window)) {
+    // A share of time: the ticks are many, never "a few events".
+    Signal(h, "port_xmit_wait", *ticks / window * t.xmit_wait_bytes_per_tick / *rate, *ticks,
+           " of time", {t.transmit_wait_ratio, std::nullopt, 0});
   }
 }
 
@@ -285,23 +321,28 @@ void Pause(PortHealth& h, const PortSamples& p, double window, const PageThresho
 }
 
 void Errors(PortHealth& h, const PortSamples& p, double window, const PageThresholds& t) {
-  auto rate = [&](std::string_view family) { return SumRate(p, family, window); };
-  Signal(h, "port_rcv_errors", rate(metric::kPortReceiveErrors), "/s", t.receive_errors_per_second);
-  Signal(h, "port_xmit_discards", rate(metric::kPortTransmitDiscards), "/s",
-         t.transmit_discards_per_second);
-  Signal(h, "rx_discards_phy", rate("rdma_phy_receive_discards_total"), "/s",
-         t.receive_discards_per_second);
-  Signal(h, "link_downed", rate(metric::kPortLinkDowned), "/s", 0);
-  Signal(h, "link_down_events_phy", rate(metric::kPhyLinkDownEvents), "/s", 0);
-  Signal(h, "out_of_buffer", rate(metric::kHwOutOfBuffer), "/s", t.out_of_buffer_per_second);
-  Signal(h, "local_ack_timeout_err", rate(metric::kHwLocalAckTimeoutErr), "/s",
-         t.local_ack_timeouts_per_second);
-  Signal(h, "packet_seq_err", rate(metric::kHwPacketSeqErr), "/s", t.packet_seq_errors_per_second);
-  // A QP out of retries is an NCCL job failing now (RdmaTransportRetries, critical).
-  Signal(h, "req_transport_retries_exceeded", rate(metric::kHwReqTransportRetriesExceeded), "/s",
-         t.retries_exceeded_per_second, t.retries_exceeded_per_second);
-  Signal(h, "retry_exceeded_err", rate(metric::kHwRetryExceededErr), "/s",
-         t.retries_exceeded_per_second, t.retries_exceeded_per_second);
+  auto signal = [&](const char* name, std::string_view family, const Grade& grade) {
+    RateSignal(h, p, name, family, window, grade);
+  };
+  signal("port_rcv_errors", metric::kPortReceiveErrors,
+         {t.receive_errors_per_second, std::nullopt, t.min_events});
+  signal("port_xmit_discards", metric::kPortTransmitDiscards,
+         {t.transmit_discards_per_second, std::nullopt, t.min_events});
+  signal("rx_discards_phy", "rdma_phy_receive_discards_total",
+         {t.receive_discards_per_second, std::nullopt, t.min_events});
+  // RdmaLinkDowned: any drop.
+  signal("link_downed", metric::kPortLinkDowned, {0, std::nullopt, 1});
+  signal("link_down_events_phy", metric::kPhyLinkDownEvents, {0, std::nullopt, 1});
+  signal("out_of_buffer", metric::kHwOutOfBuffer,
+         {t.out_of_buffer_per_second, std::nullopt, t.min_events});
+  signal("local_ack_timeout_err", metric::kHwLocalAckTimeoutErr,
+         {t.local_ack_timeouts_per_second, std::nullopt, t.local_ack_timeouts_min_events});
+  signal("packet_seq_err", metric::kHwPacketSeqErr,
+         {t.packet_seq_errors_per_second, std::nullopt, t.packet_seq_errors_min_events});
+  // A QP out of retries is an NCCL job failing now (RdmaTransportRetries, critical): any.
+  Grade any_retries{t.retries_exceeded_per_second, t.retries_exceeded_per_second, 1};
+  signal("req_transport_retries_exceeded", metric::kHwReqTransportRetriesExceeded, any_retries);
+  signal("retry_exceeded_err", metric::kHwRetryExceededErr, any_retries);
   for (const auto& e : p.Of(metric::kPortCountersSaturated)) {
     // RdmaPortCounterSaturated is info: listed, no level (the counter is blind, not the port).
     if (e.now->value != 0) h.saturated.push_back(doctor::LabelOf(e.now->labels, "counter"));
@@ -590,6 +631,8 @@ std::string NodeHealthJson(const NodeHealth& h) {
       const auto& s = p.signals[j];
       out << (j == 0 ? "" : ",") << "{\"name\":" << JsonString(s.name) << ",\"value\":";
       AppendJsonNumber(out, s.value);
+      out << ",\"events\":";
+      AppendJsonNumber(out, s.events);
       out << ",\"unit\":" << JsonString(s.unit) << ",\"level\":" << JsonString(LevelName(s.level))
           << "}";
     }

@@ -4,6 +4,7 @@
 // <main> for a fresh one every poll interval instead of reloading the page.
 #include "node_page.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
@@ -177,7 +178,10 @@ const char kNodePageScript[] =
     setTimeout(refresh, seconds * 1000);
   }
   function refresh() {
-    fetch(window.location.pathname, { cache: 'no-store', credentials: 'same-origin' })
+    // origin + path: a page opened as https://user:pass@host/ must not fetch a URL with
+    // credentials in it (fetch refuses those); the browser sends the cached ones itself.
+    fetch(window.location.origin + window.location.pathname,
+          { cache: 'no-store', credentials: 'same-origin' })
       .then(function (r) {
         if (!r.ok) throw new Error('HTTP ' + r.status);
         return r.text();
@@ -238,11 +242,21 @@ std::string RenderNodePage(const NodeHealth* health, const NodePageOptions& opti
       << h.sequence << "\" data-level=\"" << LevelName(h.level) << "\">\n";
   out << "<div class=\"banner " << LevelName(h.level) << "\"><h1>" << Html(h.node) << " — "
       << Headline(h.level) << "</h1>";
-  size_t bad = 0;
-  for (const auto& p : h.ports)
-    bad += p.level != Level::kOk ? 1 : 0;
-  out << "<p>" << h.ports.size() << " port" << (h.ports.size() == 1 ? "" : "s") << ", " << bad
-      << " with findings";
+  // The worst ports first, each with its first finding: what the engineer acts on.
+  std::vector<const PortHealth*> bad;
+  for (const auto& p : h.ports) {
+    if (p.level != Level::kOk) bad.push_back(&p);
+  }
+  std::stable_sort(bad.begin(), bad.end(),
+                   [](const PortHealth* a, const PortHealth* b) { return a->level > b->level; });
+  out << "<p>" << h.ports.size() << " port" << (h.ports.size() == 1 ? "" : "s") << ", "
+      << bad.size() << " with findings";
+  for (size_t i = 0; i < bad.size() && i < 4; ++i) {
+    out << (i == 0 ? ": " : "; ") << "<span class=\"" << LevelName(bad[i]->level) << "\">"
+        << Html(bad[i]->device) << "/" << bad[i]->port << " "
+        << Html(bad[i]->findings.empty() ? "" : bad[i]->findings.front()) << "</span>";
+  }
+  if (bad.size() > 4) out << "; and " << bad.size() - 4 << " more";
   if (h.stale) {
     out << "; <b>the last poll is " << Format("%.0f", h.poll_age_seconds)
         << " s old: everything below is stale</b>";

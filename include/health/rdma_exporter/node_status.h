@@ -41,15 +41,21 @@ struct PageThresholds {
   double xmit_wait_bytes_per_tick;
   double module_lane_rx_power_ratio;
   double poll_stale_seconds;
+  // Events between the two polls a rate needs before it colours a port (one rare error a few
+  // seconds apart is a huge rate); the transport counters have their own.
+  double min_events;
+  double local_ack_timeouts_min_events;
+  double packet_seq_errors_min_events;
 };
 // The values of dashboards/out/node-page-thresholds.json, compiled in.
 const PageThresholds& MixinThresholds();
 
 // One measured signal of a port: an error or drop rate, a pause or wait share.
 struct PortSignal {
-  std::string name;  // the counter as sysfs / ethtool -S names it: symbol_error, rx_discards_phy
-  double value = 0;  // per second, or a ratio (unit says which)
-  std::string unit;  // "/s", "of time", "BER"
+  std::string name;   // the counter as sysfs / ethtool -S names it: symbol_error, rx_discards_phy
+  double value = 0;   // per second, or a ratio (unit says which)
+  double events = 0;  // the counter's increase between the two polls
+  std::string unit;   // "/s", "of time", "BER"
   Level level = Level::kOk;
 };
 
