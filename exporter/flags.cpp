@@ -319,7 +319,9 @@ std::string UsageText() {
       "  ibdev2netdev [-v]               The netdev of each RDMA port and its link state.\n"
       "  doctor                          Node checklist for RDMA/NCCL: PASS/WARN/FAIL per "
       "check,\n"
-      "                                  exit 1 when a check fails.\n\n"
+      "                                  exit 1 when a check fails.\n"
+      "  status                          The node page's per-port view from two reads "
+      "(--json).\n\n"
       "Flags:\n" +
       FlagUsage(ExporterFlags(), kUsageColumn) +
       "\nCollectors (--collector.<name> enables, --no-collector.<name> disables):\n";
@@ -367,7 +369,7 @@ bool ParseFlags(const std::vector<std::string>& args, Options* options, std::str
     return arg.rfind("-", 0) == 0
                ? "unexpected argument \"" + arg + "\" (flags start with --; see --help)"
                : "unknown command \"" + arg +
-                     "\" (commands: show-gids, show-counters, ibdev2netdev, doctor; flags "
+                     "\" (commands: show-gids, show-counters, ibdev2netdev, doctor, status; flags "
                      "start with --; see --help)";
   };
   grammar.dynamic = CollectorSwitch;

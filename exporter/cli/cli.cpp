@@ -83,6 +83,16 @@ CliFlags Ibdev2NetdevFlags() {
   return {verbose};
 }
 
+// doctor and status: the window between their two collections.
+FlagSpec<CliOptions> SampleFlag() {
+  return {"sample", "2s",
+          "Time between two collections: error counters must not rise over it (doctor), rates "
+          "are taken over it (status); 0 = one collection.",
+          true, SetSeconds("sample", true, [](double s, CliOptions* options) {
+            options->sample_seconds = s;
+          })};
+}
+
 CliFlags DoctorFlags() {
   return {
       Share<CliOptions>(kNcclIbTcFlag, FlagAudience::kSubcommand),
@@ -93,9 +103,15 @@ CliFlags DoctorFlags() {
          options->dev_root = value;
          return std::string();
        }},
-      {"sample", "2s", "Window over which error counters must not rise (0 = one read).", true,
-       SetSeconds("sample", true,
-                  [](double s, CliOptions* options) { options->sample_seconds = s; })},
+      SampleFlag(),
+  };
+}
+
+CliFlags StatusFlags() {
+  return {
+      Share<CliOptions>(kNcclIbTcFlag, FlagAudience::kSubcommand),
+      Share<CliOptions>(kRoceMinMtuFlag, FlagAudience::kSubcommand),
+      SampleFlag(),
   };
 }
 
@@ -136,6 +152,12 @@ const Command kCommands[] = {
      "  devices_present, port_active, link_layer, port_rate_uniform, pcie_link, roce_v2_gid,\n"
      "  netdev_mtu, pfc, trust_dscp, ecn, pfc_storm, error_counters.",
      false, DoctorFlags},
+    {"status", "status [--nccl.ib-tc=N] [--roce.min-mtu=4200] [--sample=S] [--json]",
+     "The node page's view (/ and /api/v1/status of a running exporter) from two collections "
+     "S\n  seconds apart: one line per port with its level (by the alert rules' thresholds), "
+     "state,\n  rate, traffic, pause and findings, then the checks. --json prints "
+     "/api/v1/status's\n  document. Exit 1 when the node is critical.",
+     false, StatusFlags},
 };
 
 // Flag names and help in the subcommands' usage are aligned to this column.
@@ -239,6 +261,7 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
   if (options.command == "show-gids") return ShowGids(options, out, err);
   if (options.command == "show-counters") return ShowCounters(options, out, err);
   if (options.command == "ibdev2netdev") return Ibdev2Netdev(options, out, err);
+  if (options.command == "status") return Status(options, out, err);
   return Doctor(options, CurrentProcessEnv(), out, err);
 }
 

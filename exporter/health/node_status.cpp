@@ -503,6 +503,18 @@ const char* LevelName(Level level) {
   return "critical";
 }
 
+const char* LevelHeadline(Level level) {
+  switch (level) {
+    case Level::kOk:
+      return "healthy: ready for NCCL traffic";
+    case Level::kWarning:
+      return "degraded: NCCL runs, slower or at risk";
+    case Level::kCritical:
+      break;
+  }
+  return "failing: NCCL jobs on this node will stall or fail";
+}
+
 const PageThresholds& MixinThresholds() {
   return kMixinThresholds;
 }

@@ -48,18 +48,6 @@ std::string Share(const std::optional<double>& ratio) {
   return ratio ? Format("%.1f%%", *ratio * 100) : "–";
 }
 
-const char* Headline(Level level) {
-  switch (level) {
-    case Level::kOk:
-      return "healthy: ready for NCCL traffic";
-    case Level::kWarning:
-      return "degraded: NCCL runs, slower or at risk";
-    case Level::kCritical:
-      break;
-  }
-  return "failing: NCCL jobs on this node will stall or fail";
-}
-
 const char* CheckClass(doctor::Status s) {
   switch (s) {
     case doctor::Status::kPass:
@@ -241,7 +229,7 @@ std::string RenderNodePage(const NodeHealth* health, const NodePageOptions& opti
   out << "<main id=\"status\" data-refresh=\"" << options.refresh_seconds << "\" data-sequence=\""
       << h.sequence << "\" data-level=\"" << LevelName(h.level) << "\">\n";
   out << "<div class=\"banner " << LevelName(h.level) << "\"><h1>" << Html(h.node) << " — "
-      << Headline(h.level) << "</h1>";
+      << LevelHeadline(h.level) << "</h1>";
   // The worst ports first, each with its first finding: what the engineer acts on.
   std::vector<const PortHealth*> bad;
   for (const auto& p : h.ports) {

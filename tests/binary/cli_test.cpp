@@ -182,6 +182,37 @@ TEST(BinaryCli, DoctorFailsOnTheMisconfiguredDemo) {
   EXPECT_NE(out.find("{\"check\":\"roce_v2_gid\",\"status\":\"FAIL\""), std::string::npos);
 }
 
+TEST(BinaryCli, StatusGradesThePortsAsTheNodePageDoes) {
+  {
+    Demo demo("healthy");
+    std::string out;
+    ASSERT_EQ(demo.Run({"status", "--sample=0.5", "--nccl.ib-tc=106"}, &out), 0) << out;
+    EXPECT_TRUE(std::regex_search(out, std::regex("^[^\n]+: ok, healthy: ready for NCCL traffic "
+                                                  "\\(rates over 0\\.[0-9] s\\)\n")))
+        << out;
+    // One line per port: level, name, state, rate, traffic as a share of line rate.
+    EXPECT_TRUE(std::regex_search(
+        out, std::regex("\nOK   mlx5_0/1 \\(ens1f0np0\\) +ACTIVE/LinkUp +400 Gb/s 4X +tx +[0-9.]+% "
+                        "rx +[0-9.]+%  pause tx +[0-9.]+% rx +[0-9.]+%\n")))
+        << out;
+    EXPECT_NE(out.find("\nchecks: "), std::string::npos) << out;
+  }
+  {
+    // The fault device mlx5_0 goes down at tick 3 (200 ms ticks).
+    Demo demo("link-down");
+    std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+    std::string out;
+    EXPECT_EQ(demo.Run({"status", "--sample=0.3", "--json"}, &out), 1) << out;
+    EXPECT_EQ(out.rfind("{\"node\":", 0), 0u) << out;
+    EXPECT_NE(out.find("\"level\":\"critical\",\"sequence\":2,"), std::string::npos) << out;
+    EXPECT_NE(out.find("{\"device\":\"mlx5_0\",\"port\":1,\"netdev\":\"ens1f0np0\","
+                       "\"link_layer\":\"Ethernet\",\"level\":\"critical\",\"findings\":["
+                       "\"DOWN/Disabled\""),
+              std::string::npos)
+        << out;
+  }
+}
+
 TEST(BinaryCli, WrongFlagsExitTwoWithOneLine) {
   for (std::vector<std::string> args : {std::vector<std::string>{"doctor", "--bogus"},
                                         {"show-counters", "--interval=-1"},
@@ -197,7 +228,7 @@ TEST(BinaryCli, WrongFlagsExitTwoWithOneLine) {
   EXPECT_EQ(RunCommand({kExporter, "show-gid"}, &output), 2);  // a typo of a command
   EXPECT_EQ(output,
             "rdma_exporter: unknown command \"show-gid\" (commands: show-gids, show-counters, "
-            "ibdev2netdev, doctor; flags start with --; see --help)\n");
+            "ibdev2netdev, doctor, status; flags start with --; see --help)\n");
   for (const char* command : {"show-gids", "show-counters", "ibdev2netdev", "doctor"}) {
     EXPECT_EQ(RunCommand({kExporter, command, "--help"}, &output), 0) << command;
     EXPECT_EQ(output.rfind("usage: rdma_exporter " + std::string(command), 0), 0u) << output;

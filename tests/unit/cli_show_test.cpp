@@ -437,7 +437,7 @@ TEST(CliArgs, TopLevelUsageListsTheCommandsAndATypoIsAnUnknownCommand) {
   EXPECT_FALSE(ParseFlags({"show-gid"}, &options, &error));
   EXPECT_EQ(error,
             "unknown command \"show-gid\" (commands: show-gids, show-counters, ibdev2netdev, "
-            "doctor; flags start with --; see --help)");
+            "doctor, status; flags start with --; see --help)");
   EXPECT_FALSE(ParseFlags({"-v"}, &options, &error));
   EXPECT_EQ(error, "unexpected argument \"-v\" (flags start with --; see --help)");
 }

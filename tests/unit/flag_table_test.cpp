@@ -71,7 +71,8 @@ TEST(FlagErrors, ExporterMessagesAreExact) {
       {{"--path.sysfs"}, "flag --path.sysfs needs a value"},
       {{"--path.sysfs="}, "--path.sysfs must not be empty"},
       {{"positional"},
-       "unknown command \"positional\" (commands: show-gids, show-counters, ibdev2netdev, doctor; "
+       "unknown command \"positional\" (commands: show-gids, show-counters, ibdev2netdev, doctor, "
+       "status; "
        "flags start with --; see --help)"},
       {{"-h"}, "unexpected argument \"-h\" (flags start with --; see --help)"},
       {{"-v"}, "unexpected argument \"-v\" (flags start with --; see --help)"},
@@ -88,7 +89,8 @@ TEST(FlagErrors, ExporterMessagesAreExact) {
        "invalid --collector.hw_counters.source \"mad\" (auto, netlink or sysfs)"},
       {{"--json"}, "unknown flag --json (see --help)"},
       {{"show-gid"},
-       "unknown command \"show-gid\" (commands: show-gids, show-counters, ibdev2netdev, doctor; "
+       "unknown command \"show-gid\" (commands: show-gids, show-counters, ibdev2netdev, doctor, "
+       "status; "
        "flags start with --; see --help)"},
   };
   for (const auto& c : cases) {

@@ -26,14 +26,14 @@
 namespace rdma_exporter {
 
 struct CliOptions : NodeOptions {    // --path.sysfs, --path.fixtures, device filters, NCCL/RoCE
-  std::string command;               // show-gids, show-counters, ibdev2netdev, doctor
+  std::string command;               // show-gids, show-counters, ibdev2netdev, doctor, status
   std::vector<std::string> devices;  // positional device names (show-gids, show-counters)
   std::string dev_root = "/dev";
   bool json = false;
   bool verbose = false;                    // ibdev2netdev -v
   std::optional<double> interval_seconds;  // show-counters --interval
   unsigned count = 1;                      // show-counters --count: tables; 0 = until killed
-  double sample_seconds = 2;               // doctor --sample
+  double sample_seconds = 2;               // doctor and status --sample
 };
 
 // True if argv[1] names a subcommand (the exporter's own flags all start with --).
@@ -68,6 +68,8 @@ int ShowCounters(const CliOptions& options, std::ostream& out, std::ostream& err
 void SetIntervalWaitForTesting(std::function<void(double)> wait);
 int Ibdev2Netdev(const CliOptions& options, std::ostream& out, std::ostream& err);
 int Doctor(const CliOptions& options, const ProcessEnv& env, std::ostream& out, std::ostream& err);
+// The node page's status from two collections --sample seconds apart; exit 1 when critical.
+int Status(const CliOptions& options, std::ostream& out, std::ostream& err);
 
 // ---- shared by the subcommands -------------------------------------------------------------
 

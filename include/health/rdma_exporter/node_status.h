@@ -21,6 +21,8 @@ namespace rdma_exporter {
 enum class Level { kOk = 0, kWarning = 1, kCritical = 2 };
 // "ok", "warning", "critical".
 const char* LevelName(Level level);
+// What a level means for NCCL on the node: "healthy: ready for NCCL traffic", ...
+const char* LevelHeadline(Level level);
 
 // The levels of the page, one per alert rule it mirrors (dashboards/node-page.libsonnet, from
 // the mixin's config.libsonnet). Rates are per second between the two snapshots.
