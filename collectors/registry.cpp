@@ -6,6 +6,7 @@
 #include "gid_table.h"
 #include "gpu_affinity.h"
 #include "hw_counters.h"
+#include "lldp.h"
 #include "module.h"
 #include "netdev.h"
 #include "pcie.h"
@@ -47,7 +48,7 @@ const std::vector<CollectorFactory>& CollectorRegistry() {
       Entry<NetdevCollector>(),      Entry<EthtoolCollector>(),     Entry<DcbCollector>(),
       Entry<EcnCollector>(),         Entry<RoceConfigCollector>(),  Entry<VerbsCollector>(),
       Entry<RdmaNetlinkCollector>(), Entry<GpuAffinityCollector>(), Entry<PodResourcesCollector>(),
-      Entry<PodQpsCollector>(),      Entry<ModuleCollector>(),
+      Entry<PodQpsCollector>(),      Entry<ModuleCollector>(),      Entry<LldpCollector>(),
   };
   return registry;
 }

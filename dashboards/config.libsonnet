@@ -94,6 +94,8 @@
       vfPortDown: '15m',
       // Rail ports down on many nodes of a cluster at once (one page for a leaf switch).
       portsDownOnManyNodes: '2m',
+      // Several ports behind one LLDP neighbour (switch) degraded at once.
+      switchPortsDegraded: '5m',
       fewerRails: '15m',
       railOutlier: '15m',
       // Fleet drift: firmware rollouts and MTU / QoS changes take hours across a fleet.
@@ -289,6 +291,10 @@
       // (Llama 3: 35 switch/cable + 7 NIC interruptions in 54 days on 16K GPUs, nccl-field-guide
       // §5.3).
       portsDownNodes: 3,
+      // RdmaSwitchPortsDegraded: ports (on any nodes) behind one switch, by its LLDP system name,
+      // that are down, dropped their link or run a BER above bitErrorRateTicket (site baseline:
+      // independent cable or NIC faults on 3 ports of one leaf within minutes are rare).
+      switchDegradedPorts: 3,
       // Rails every node should have (RdmaFewerRailsThanExpected); 0 = the most common rail
       // count of the nodes of the cluster (set it on small or mixed clusters).
       railsPerNode: 0,

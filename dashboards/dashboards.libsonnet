@@ -424,6 +424,19 @@
         [table('Firmware versions', [target(f('count by (hca_type, board_id, fw_ver) (rdma_device_info{%(sel)s, physfn=""})'), instant=true)], 'Physical functions per (HCA type, board, firmware). More than one firmware per HCA type is drift: NVIDIA support asks for the current firmware first.', unit='none', columns=[['Value', 'devices', 'none']]), 10, 9],
         [table('PCIe links, slowest first', pcieTargets(sel, rsel, f('bottomk(20, %s)' % pcieRatio(sel, rsel))), 'The 20 devices with the lowest PCIe bandwidth (speed × width) relative to what card and slot both support (device:rdma_pcie_expected_link_*:min). Below 100 %: downtrained (reseat, slot, BIOS).', unit='none', columns=pcieColumns), 14, 9],
       ],
+      row('Switches (LLDP)'),
+      [
+        // Ports grouped by the switch at the other end (the lldp collector): many degraded ports
+        // behind one switch point at the switch (RdmaSwitchPortsDegraded).
+        local onPort = 'on (%s, %s, device, port)' % [c.clusterLabel, c.nodeLabel];
+        local peers = f('max by (%(cluster)s, %(node)s, device, port, peer_description) (rdma_port_peer_info{%(sel)s, peer_description!=""})');
+        local zero = 'count by (peer_description) (%s) * 0' % peers;
+        [table('Ports by switch', [
+          target('count by (peer_description) (%s)' % peers, instant=true),
+          target('count by (peer_description) (%s and %s (rdma_port_up{%s} == 0)) or %s' % [peers, onPort, sel, zero], instant=true),
+          target('count by (peer_description) (%s and %s (device_port:rdma_effective_bit_error_rate:%s{%s} > %g)) or %s' % [peers, onPort, r, rsel, c.thresholds.bitErrorRateTicket, zero], instant=true),
+        ], 'RDMA ports per LLDP neighbour (switch system name), how many are down and how many run a bit error rate above the ticket level. Empty without the lldp collector (--collector.lldp).', columns=[['Value #A', 'ports', 'none'], ['Value #B', 'down', 'none'], ['Value #C', 'BER above ticket', 'none']]), 24, 8],
+      ],
       row('Configuration and alerts'),
       [
         [table('RoCE configuration checks', [target(f('min by (%(node)s, check) (rdma_roce_config_ok{%(sel)s})'), instant=true)], 'Worst result of each check per node: FAIL if any port fails it.', columns=[['Value', 'result', 'none', colored(okMapping)]]), 10, 9],

@@ -377,6 +377,24 @@
     %(nonRail)s
   ||| % v { nonRail: knownNonRail },
   local manyNodesDown = 'cluster:rdma_nodes_with_rail_ports_down:count >= %d' % t.portsDownNodes,
+  // Ports behind one switch (the lldp collector's rdma_port_peer_info: the switch's system
+  // name) that are down, dropped their link within windows.flap, or run a BER above the ticket
+  // level: counted per switch over every node of the cluster.
+  local switchPortsDegraded = fmt(|||
+    count by (%(clusterLabel)s, peer_description) (
+      max by (%(node)s, device, port, peer_description) (rdma_port_peer_info{%(sel)s, peer_description!=""})
+      and %(onPort)s
+      (
+        rdma_port_up{%(sel)s} == 0
+        or %(onPort)s
+        device_port:rdma_effective_bit_error_rate:%(r)s > %(bitErrorRateTicket)g
+        or %(onPort)s
+        sum without (netdev) (increase(rdma_phy_link_down_events_total{%(sel)s}[%(winFlap)s])) > 0
+        or %(onPort)s
+        increase(rdma_port_link_downed_total{%(sel)s}[%(winFlap)s]) > 0
+      )
+    ) >= %(switchDegradedPorts)d
+  |||),
 
   local priorityRules = [
     {
@@ -1085,6 +1103,10 @@
           manyNodesDown,
           'RDMA rail ports are down on many nodes at once.',
           'Rail ports are down on {{ $value }} nodes of cluster {{ $labels.%s }} at once: one common cause (a leaf or spine switch, the subnet manager, a rack\'s power or cabling), not {{ $value }} broken NICs. This is the one page; the ports are listed as RdmaPortDown with severity info.' % c.clusterLabel),
+    alert('RdmaSwitchPortsDegraded', 'warning', 'switchPortsDegraded',
+          switchPortsDegraded,
+          'Several RDMA ports behind one switch are down or erroring.',
+          '{{ $value }} RDMA ports whose LLDP neighbour is switch {{ $labels.peer_description }} (cluster {{ $labels.%s }}) are down, dropped their link within %s, or run a bit error rate above the ticket level: suspect the switch (a line card, its optics batch, its firmware), not each node. Per-port alerts name the ports.' % [c.clusterLabel, w.flap]),
     alert('RdmaFewerRailsThanExpected', 'warning', 'fewerRails',
           local present = fmt('(node:rdma_rails:count or %(onNode)s (max by (%(node)s) (up{%(sel)s}) == 1) * 0)');
           if t.railsPerNode > 0 then

@@ -121,6 +121,7 @@ const std::set<std::string_view>& PortFamilies() {
       metric::kModuleRxPowerThreshold,
       metric::kModuleFlags,
       metric::kPodInfo,
+      metric::kPortPeerInfo,
       "rdma_port_data_transmitted_bytes_total",
       "rdma_port_data_received_bytes_total",
       "rdma_port_transmit_wait_ticks_total",
@@ -562,6 +563,11 @@ NodeHealth BuildNodeHealth(const NodeHealthInput& in) {
       RoceChecks(h, samples);
       Module(h, samples);
       Pcie(h, now, d);
+      for (const auto& e : samples.Of(metric::kPortPeerInfo)) {
+        std::string name = doctor::LabelOf(e.now->labels, "peer_description");
+        if (name.empty()) name = doctor::LabelOf(e.now->labels, "peer_chassis_id");
+        h.peers.push_back(name + " " + doctor::LabelOf(e.now->labels, "peer_port"));
+      }
       for (const auto& e : samples.Of(metric::kPodInfo)) {
         std::string pod = doctor::LabelOf(e.now->labels, "namespace") + "/" +
                           doctor::LabelOf(e.now->labels, "pod");
@@ -659,6 +665,8 @@ std::string NodeHealthJson(const NodeHealth& h) {
         << ",\"pcie_capable\":" << JsonString(p.pcie_capable);
     AppendOptional(out, "module_temperature_celsius", p.module_temperature_celsius);
     AppendOptional(out, "module_min_rx_power_watts", p.module_min_rx_power_watts);
+    out << ",\"peers\":";
+    AppendStrings(out, p.peers);
     out << ",\"pods\":";
     AppendStrings(out, p.pods);
     out << "}";

@@ -146,6 +146,11 @@ void PortRow(std::ostringstream& out, const PortHealth& p) {
   }
   if (!p.module_temperature_celsius && !p.module_min_rx_power_watts) out << "–";
   out << "</td>";
+  out << "<td>";
+  for (size_t i = 0; i < p.peers.size(); ++i)
+    out << (i == 0 ? "" : "<br>") << Html(p.peers[i]);
+  if (p.peers.empty()) out << "–";
+  out << "</td>";
   out << "<td class=\"findings\">";
   for (const auto& f : p.findings)
     out << Html(f) << "<br>";
@@ -267,10 +272,11 @@ std::string RenderNodePage(const NodeHealth* health, const NodePageOptions& opti
 
   out << "<h2>Ports</h2>\n<table class=\"ports\"><thead><tr><th>Port</th><th>State</th>"
          "<th>Rate</th><th>Traffic tx / rx</th><th>PFC pause tx / rx</th><th>Errors and drops</th>"
-         "<th>RoCE checks</th><th>PCIe</th><th>Optics</th><th>Findings</th></tr></thead><tbody>\n";
+         "<th>RoCE checks</th><th>PCIe</th><th>Optics</th><th>Link peer</th><th>Findings</th></tr>"
+         "</thead><tbody>\n";
   for (const auto& p : h.ports)
     PortRow(out, p);
-  if (h.ports.empty()) out << "<tr><td colspan=\"10\">No RDMA ports found.</td></tr>\n";
+  if (h.ports.empty()) out << "<tr><td colspan=\"11\">No RDMA ports found.</td></tr>\n";
   out << "</tbody></table>\n";
 
   out << "<h2>Checks</h2>\n<table class=\"checks\"><thead><tr><th>Check</th><th>Result</th>"

@@ -44,6 +44,7 @@ KernelReaders MakeKernelReaders(const std::string& fixtures_dir, SysfsReader& sy
     readers.verbs = std::make_unique<PerPollVerbsCache>(MakeVerbsLibibverbsReader());
     readers.rdma_nl = MakeRdmaNetlinkKernelReader();
     readers.module = MakeModuleEepromKernelReader();
+    readers.lldp = MakeLldpSocketReader();
   } else {
     readers.ethtool = MakeEthtoolFixtureReader(fixtures_dir + "/ethtool");
     readers.dcb = std::make_unique<PerPollDcbCache>(MakeDcbFixtureReader(fixtures_dir + "/dcb"));
@@ -60,6 +61,7 @@ KernelReaders MakeKernelReaders(const std::string& fixtures_dir, SysfsReader& sy
     if (IsDirectory(fixtures_dir + "/module")) {
       readers.module = MakeModuleEepromFixtureReader(fixtures_dir + "/module");
     }
+    if (IsDirectory(fixtures_dir + "/lldp")) readers.lldp = MakeLldpFixtureReader(fixtures_dir);
   }
   return readers;
 }

@@ -109,8 +109,8 @@ done
 node "$TOOLS/validate.mjs" --expect-invalid "$WORK/rules-invalid" "$SRC"/tests/deploy/invalid/*.yaml ||
   { echo "FAIL: a broken manifest in tests/deploy/invalid was accepted"; fail=1; }
 
-# The policy rejects a DaemonSet that would lose the NCCL-priority or active-MTU checks: each
-# edit of the rendered plain overlay alone must fail it.
+# The policy rejects a DaemonSet that would lose the NCCL-priority or active-MTU checks, or gain
+# a capability it was not opted into: each edit of a rendered overlay alone must fail it.
 bad=$WORK/policy-invalid
 rm -rf "$bad"
 mkdir -p "$bad"
@@ -125,10 +125,21 @@ mutations=(
   'all-interfaces|s|--web.listen-address=$(HOST_IP):9879|--web.listen-address=:9879|'
   'liveness-without-path|s|path: /-/healthy|tcpSocket: {port: metrics}|'
 )
+# Capabilities: none outside the link-peer opt-in, and there only NET_RAW and NET_ADMIN.
+mutations+=(
+  'plain-adds-net-raw|s/^            drop:$/            add: [NET_RAW]\n            drop:/'
+  'link-peer:link-peer-sys-admin|s/- NET_ADMIN/- SYS_ADMIN/'
+  'link-peer:link-peer-without-opt-in|/rdma-exporter\/opt-in: link-peer/d'
+)
 for m in "${mutations[@]}"; do
   name=${m%%|*}
-  sed "${m#*|}" "$WORK/rendered/plain.yaml" >"$bad/$name.yaml"
-  if cmp -s "$WORK/rendered/plain.yaml" "$bad/$name.yaml"; then
+  base=plain
+  if [[ $name == *:* ]]; then
+    base=${name%%:*}
+    name=${name#*:}
+  fi
+  sed "${m#*|}" "$WORK/rendered/$base.yaml" >"$bad/$name.yaml"
+  if cmp -s "$WORK/rendered/$base.yaml" "$bad/$name.yaml"; then
     echo "FAIL: policy self-test $name: the edit changed nothing (stale pattern)"
     fail=1
   elif node "$TOOLS/policy.mjs" "$bad/$name.yaml" 2>"$bad/$name.err"; then

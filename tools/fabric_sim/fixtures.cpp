@@ -259,6 +259,53 @@ std::vector<std::pair<std::string, Page>> Sff8636Dac(const Port& p) {
   return {{"lower", lo}, {"page-0-00", p00}};
 }
 
+// ---- LLDP: fixtures/lldp/<netdev>, the frame the switch port at the other end sends (hex) ----
+
+// A rail-optimised fabric: RoCE PF rail i is cabled to leaf-rail<i>, the LAG slaves to a storage
+// ToR, the E810 to a management switch. A port that is down hears nothing: its frame says TTL 0
+// (the reader then reports no neighbour), as if the last one had expired.
+std::string RenderLldp(const Device& d, const Port& p) {
+  std::string system, port;
+  uint8_t leaf = 0;
+  uint32_t h = 2166136261u;
+  for (char c : p.netdev)
+    h = (h ^ static_cast<uint8_t>(c)) * 16777619u;
+  if (p.kind == PortKind::kLagSlave) {
+    system = "tor-storage-1";
+    leaf = 0x40;
+    port = Fmt("Ethernet1/%u", 1 + h % 48);
+  } else if (p.kind == PortKind::kE810) {
+    system = "mgmt-sw-1";
+    leaf = 0x50;
+    port = Fmt("Ethernet1/%u", 1 + h % 48);
+  } else {
+    leaf = static_cast<uint8_t>(d.pf);
+    system = Fmt("leaf-rail%d", d.pf);
+    port = Fmt("Ethernet%u", 1 + 4 * (h % 32));  // 400G ports of a 128x100G-lane leaf
+  }
+  std::vector<uint8_t> f = {0x01, 0x80, 0xc2, 0x00, 0x00, 0x0e, 0x0c,
+                            0x42, 0xa1, leaf, 0x00, 0x01, 0x88, 0xcc};
+  auto tlv = [&](uint8_t type, std::string_view value, int subtype = -1) {
+    size_t len = value.size() + (subtype >= 0 ? 1 : 0);
+    f.push_back(static_cast<uint8_t>(type << 1 | (len >> 8)));
+    f.push_back(static_cast<uint8_t>(len));
+    if (subtype >= 0) f.push_back(static_cast<uint8_t>(subtype));
+    f.insert(f.end(), value.begin(), value.end());
+  };
+  const char chassis[] = {4, 0x0c, 0x42, static_cast<char>(0xa1), static_cast<char>(leaf), 0, 0};
+  tlv(1, std::string_view(chassis, sizeof(chassis)));           // MAC chassis ID
+  tlv(2, port, 5);                                              // interface name
+  tlv(3, std::string_view(p.up ? "\x00\x78" : "\x00\x00", 2));  // TTL 120 (0: down)
+  tlv(4, "to " + p.netdev);                                     // port description
+  tlv(5, system);                                               // system name
+  tlv(7, std::string_view("\x00\x14\x00\x14", 4));              // bridge, router
+  tlv(0, "");
+  std::string hex;
+  for (uint8_t b : f)
+    hex += Fmt("%02x", b);
+  return hex + "\n";
+}
+
 bool RenderModule(SimState& s, const Port& p, std::string* error) {
   std::vector<std::pair<std::string, Page>> pages;
   if (p.kind == PortKind::kLagSlave) {  // before roce_pf: a LAG slave is a RoCE PF too
@@ -292,13 +339,17 @@ bool PrepareFixturesRoot(SimState& s, std::string* error) {
     }
   }
   return s.fixtures.Dir("ethtool", error) && s.fixtures.Dir("dcb", error) &&
-         s.fixtures.Dir("module", error) &&
+         s.fixtures.Dir("module", error) && s.fixtures.Dir("lldp", error) &&
          s.fixtures.File(marker, "written by rdma_fabric_sim; removed and rewritten at start-up\n",
                          error);
 }
 
 bool RenderPortFixtures(SimState& s, const Device& d, const Port& p, std::string* error) {
   if (!RenderModule(s, p, error)) return false;
+  if ((p.roce_pf || p.kind == PortKind::kE810) &&
+      !s.fixtures.File("lldp/" + p.netdev, RenderLldp(d, p), error)) {
+    return false;
+  }
   if (p.roce_pf) {
     return s.fixtures.File("ethtool/" + p.netdev, RenderMlx5Ethtool(p), error) &&
            s.fixtures.File("dcb/" + p.netdev, RenderDcb(p), error);

@@ -22,17 +22,23 @@ if (ds) {
     "RollingUpdate with maxUnavailable as a percentage");
   const sysVol = (pod.volumes ?? []).find((v) => v.hostPath?.path === "/sys");
   need(sysVol, "hostPath /sys volume");
-  need(pod.securityContext?.runAsNonRoot === true, "pod runAsNonRoot");
+  // The one exception, opted into by name (overlays/link-peer): UID 0 holding only NET_RAW
+  // (LLDP packet socket) and NET_ADMIN (module EEPROMs), because Kubernetes cannot give a
+  // non-root container a capability. Everything else below still holds.
+  const linkPeer = ds.metadata?.annotations?.["rdma-exporter/opt-in"] === "link-peer";
+  const allowedAdd = linkPeer ? ["NET_ADMIN", "NET_RAW"] : [];
+  need(pod.securityContext?.runAsNonRoot === true || linkPeer, "pod runAsNonRoot");
   const hostPorts = [];
   for (const c of pod.containers) {
     const sc = c.securityContext ?? {};
     const name = `container ${c.name}`;
-    need(sc.runAsNonRoot !== false, `${name}: runAsNonRoot not overridden`);
+    need(sc.runAsNonRoot !== false || linkPeer, `${name}: runAsNonRoot not overridden`);
     need(sc.readOnlyRootFilesystem === true, `${name}: readOnlyRootFilesystem`);
     need(sc.allowPrivilegeEscalation === false, `${name}: allowPrivilegeEscalation false`);
     need(sc.privileged !== true, `${name}: not privileged`);
     need(JSON.stringify(sc.capabilities?.drop) === '["ALL"]', `${name}: drops ALL capabilities`);
-    need(!sc.capabilities?.add, `${name}: adds no capability`);
+    need((sc.capabilities?.add ?? []).every((cap) => allowedAdd.includes(cap)),
+      `${name}: adds no capability` + (linkPeer ? " beyond NET_RAW and NET_ADMIN" : ""));
     for (const k of ["cpu", "memory"]) {
       need(c.resources?.requests?.[k] && c.resources?.limits?.[k], `${name}: ${k} request and limit`);
     }

@@ -75,6 +75,8 @@ inline constexpr std::string_view kModuleTxPowerThreshold = "rdma_module_tx_powe
 inline constexpr std::string_view kModuleTxBias = "rdma_module_tx_bias_amperes";
 inline constexpr std::string_view kModuleTxBiasThreshold = "rdma_module_tx_bias_threshold_amperes";
 inline constexpr std::string_view kModuleFlags = "rdma_module_flags";
+// The device at the other end of a port's link (lldp collector; InfiniBand SMPs later).
+inline constexpr std::string_view kPortPeerInfo = "rdma_port_peer_info";
 // Pods (collectors/pod_resources)
 inline constexpr std::string_view kPodInfo = "rdma_pod_info";
 inline constexpr std::string_view kPodQps = "rdma_pod_qps";

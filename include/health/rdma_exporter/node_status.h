@@ -80,7 +80,8 @@ struct PortHealth {
   std::string pcie_capable;  // "" when at its maximum, else what it could run
   std::optional<double> module_temperature_celsius;
   std::optional<double> module_min_rx_power_watts;
-  std::vector<std::string> pods;  // namespace/pod of rdma_pod_info
+  std::vector<std::string> peers;  // "leaf-rail0 Ethernet12" of rdma_port_peer_info (LLDP)
+  std::vector<std::string> pods;   // namespace/pod of rdma_pod_info
   Level level = Level::kOk;
   std::vector<std::string> findings;  // why the level: "DOWN/Disabled", "tx pause 72% of time"
 };

@@ -29,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "rdma_exporter/lldp.h"
 #include "rdma_exporter/module_eeprom.h"
 
 namespace rdma_exporter {
@@ -187,6 +188,9 @@ struct KernelReaders {
   std::unique_ptr<VerbsReader> verbs;          // nullptr: verbs data unavailable
   std::unique_ptr<RdmaNetlinkReader> rdma_nl;  // nullptr: RDMA netlink data unavailable
   std::unique_ptr<ModuleEepromReader> module;  // nullptr: module EEPROMs unavailable
+  // LLDP neighbours (the kernel reader listens only once the lldp collector asks); nullptr:
+  // unavailable.
+  std::unique_ptr<LldpReader> lldp;
   // Called by the poller before the collectors run.
   void BeginPoll() {
     if (dcb != nullptr) dcb->BeginPoll();
