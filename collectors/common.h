@@ -3,8 +3,11 @@
 
 #include <string>
 
+#include "rdma_exporter/collector.h"
 #include "rdma_exporter/inventory.h"
 #include "rdma_exporter/metrics.h"
+#include "rdma_exporter/parse.h"
+#include "rdma_exporter/port_state.h"
 
 namespace rdma_exporter {
 
@@ -30,6 +33,21 @@ inline Labels PhysicalNetdevLabels(const DeviceInfo& device, const PortInfo& por
   if (!netdev.bond.empty()) labels.push_back({"bond", netdev.bond});
   return labels;
 }
+
+// True if the port's phys_state reads LinkUp; an unreadable or absent file is not up (silently:
+// the port collector reports it).
+inline bool PhysLinkUp(CollectContext& ctx, const PortInfo& port) {
+  std::string phys;
+  if (!ctx.ReadOptional(JoinPath(port.dir, "phys_state"), &phys)) return false;
+  auto state = ParseNumberedName(phys);
+  return state && state->number == static_cast<unsigned>(PhysState::kLinkUp);
+}
+
+// rdma_port_peer_info's help, one text for both collectors writing it (lldp, ib_peer).
+inline constexpr const char* kPortPeerInfoHelp =
+    "The device at the other end of the port's link, value 1: source lldp (the switch's chassis "
+    "ID, port ID and system name from its LLDP frames) or smp (InfiniBand: the neighbour's node "
+    "GUID, its port number and node description).";
 
 inline Labels With(Labels labels, std::string name, std::string value) {
   labels.push_back({std::move(name), std::move(value)});

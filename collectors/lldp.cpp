@@ -13,17 +13,19 @@ namespace rdma_exporter {
 bool LldpCollector::Collect(const Inventory& inventory, CollectContext& ctx, MetricSink& sink) {
   KernelReaders* kernel = ctx.kernel();
   if (kernel == nullptr || kernel->lldp == nullptr) return true;
+  memory_.Keep(inventory);
   std::set<std::string> asked;
   LldpNeighbor n;
   for (const auto& device : inventory.devices) {
     for (const auto& port : device.ports) {
-      if (port.link_layer != "Ethernet") continue;  // InfiniBand has no LLDP (SMPs name peers)
+      if (port.link_layer != "Ethernet") continue;  // InfiniBand has no LLDP (ib_peer: SMPs)
       // A RoCE LAG port has a switch port per slave; a VF shares its PF's.
       if (!device.physfn.empty()) continue;
+      bool link_up = PhysLinkUp(ctx, port);
       for (const auto& netdev : PhysicalNetdevs(port)) {
         if (!asked.insert(netdev.name).second) continue;
+        const std::string key = device.name + "/" + std::to_string(port.number) + "/" + netdev.name;
         int err = kernel->lldp->Neighbor(netdev.name, &n);
-        if (err == ENOENT) continue;  // nothing heard (yet, or the TTL ran out)
         if (err == EPERM || err == EACCES) {
           if (!said_no_permission_) {
             LogInfo("LLDP needs CAP_NET_RAW (a packet socket): no link peers",
@@ -33,7 +35,15 @@ bool LldpCollector::Collect(const Inventory& inventory, CollectContext& ctx, Met
           return true;
         }
         if (err != 0) {
-          ctx.ReadFailed("lldp:" + netdev.name, err);
+          if (err != ENOENT) ctx.ReadFailed("lldp:" + netdev.name, err);
+          // Nothing heard (yet, or the TTL ran out): while the link is down the cable still
+          // ends where it did; up and silent, the peer is gone (or sends no LLDP).
+          const Labels* last = memory_.Last(key);
+          if (last != nullptr && !link_up) {
+            sink.Gauge(metric::kPortPeerInfo, kPortPeerInfoHelp, *last, 1);
+          } else if (err == ENOENT) {
+            memory_.Forget(key);
+          }
           continue;
         }
         Labels labels = PhysicalNetdevLabels(device, port, netdev);
@@ -43,10 +53,8 @@ bool LldpCollector::Collect(const Inventory& inventory, CollectContext& ctx, Met
         labels.push_back({"peer_port_description", n.port_description});
         labels.push_back({"peer_description", n.system_name});
         labels.push_back({"peer_type", n.system_type});
-        sink.Gauge(metric::kPortPeerInfo,
-                   "The device at the other end of the port's link, value 1: source lldp (the "
-                   "switch's chassis ID, port ID and system name from its LLDP frames).",
-                   labels, 1);
+        memory_.Heard(key, labels);
+        sink.Gauge(metric::kPortPeerInfo, kPortPeerInfoHelp, labels, 1);
       }
     }
   }

@@ -3,9 +3,11 @@
 // port ID and system name, so ports can be grouped by switch. Off by default: listening needs an
 // AF_PACKET socket (CAP_NET_RAW; deploy/kubernetes/overlays/link-peer); without it one log line
 // and nothing else. A NIC whose firmware runs its own LLDP agent (DCBX in firmware) may consume
-// the frames: then no neighbour is heard (docs/metrics.md).
+// the frames: then no neighbour is heard (docs/metrics.md). A port whose link is down keeps its
+// last known peer (peer_memory.h).
 #pragma once
 
+#include "peer_memory.h"
 #include "rdma_exporter/collector.h"
 
 namespace rdma_exporter {
@@ -22,6 +24,7 @@ class LldpCollector : public Collector {
 
  private:
   bool said_no_permission_ = false;
+  PeerMemory memory_;
 };
 
 }  // namespace rdma_exporter

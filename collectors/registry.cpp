@@ -6,6 +6,7 @@
 #include "gid_table.h"
 #include "gpu_affinity.h"
 #include "hw_counters.h"
+#include "ib_peer.h"
 #include "lldp.h"
 #include "module.h"
 #include "netdev.h"
@@ -49,6 +50,7 @@ const std::vector<CollectorFactory>& CollectorRegistry() {
       Entry<EcnCollector>(),         Entry<RoceConfigCollector>(),  Entry<VerbsCollector>(),
       Entry<RdmaNetlinkCollector>(), Entry<GpuAffinityCollector>(), Entry<PodResourcesCollector>(),
       Entry<PodQpsCollector>(),      Entry<ModuleCollector>(),      Entry<LldpCollector>(),
+      Entry<IbPeerCollector>(),
   };
   return registry;
 }

@@ -426,7 +426,7 @@
       ],
       row('Switches (LLDP)'),
       [
-        // Ports grouped by the switch at the other end (the lldp collector): many degraded ports
+        // Ports grouped by the switch at the other end (lldp, ib_peer): many degraded ports
         // behind one switch point at the switch (RdmaSwitchPortsDegraded).
         local onPort = 'on (%s, %s, device, port)' % [c.clusterLabel, c.nodeLabel];
         local peers = f('max by (%(cluster)s, %(node)s, device, port, peer_description) (rdma_port_peer_info{%(sel)s, peer_description!=""})');
@@ -435,7 +435,7 @@
           target('count by (peer_description) (%s)' % peers, instant=true),
           target('count by (peer_description) (%s and %s (rdma_port_up{%s} == 0)) or %s' % [peers, onPort, sel, zero], instant=true),
           target('count by (peer_description) (%s and %s (device_port:rdma_effective_bit_error_rate:%s{%s} > %g)) or %s' % [peers, onPort, r, rsel, c.thresholds.bitErrorRateTicket, zero], instant=true),
-        ], 'RDMA ports per LLDP neighbour (switch system name), how many are down and how many run a bit error rate above the ticket level. Empty without the lldp collector (--collector.lldp).', columns=[['Value #A', 'ports', 'none'], ['Value #B', 'down', 'none'], ['Value #C', 'BER above ticket', 'none']]), 24, 8],
+        ], 'RDMA ports per link peer (switch: LLDP system name or InfiniBand node description), how many are down and how many run a bit error rate above the ticket level. Empty without the lldp and ib_peer collectors (--collector.lldp, --collector.ib_peer).', columns=[['Value #A', 'ports', 'none'], ['Value #B', 'down', 'none'], ['Value #C', 'BER above ticket', 'none']]), 24, 8],
       ],
       row('Configuration and alerts'),
       [

@@ -377,8 +377,8 @@
     %(nonRail)s
   ||| % v { nonRail: knownNonRail },
   local manyNodesDown = 'cluster:rdma_nodes_with_rail_ports_down:count >= %d' % t.portsDownNodes,
-  // Ports behind one switch (the lldp collector's rdma_port_peer_info: the switch's system
-  // name) that are down, dropped their link within windows.flap, or run a BER above the ticket
+  // Ports behind one switch (rdma_port_peer_info of the lldp and ib_peer collectors: the
+  // switch's system name or node description) that are down, dropped their link within windows.flap, or run a BER above the ticket
   // level: counted per switch over every node of the cluster.
   local switchPortsDegraded = fmt(|||
     count by (%(clusterLabel)s, peer_description) (
@@ -1106,7 +1106,7 @@
     alert('RdmaSwitchPortsDegraded', 'warning', 'switchPortsDegraded',
           switchPortsDegraded,
           'Several RDMA ports behind one switch are down or erroring.',
-          '{{ $value }} RDMA ports whose LLDP neighbour is switch {{ $labels.peer_description }} (cluster {{ $labels.%s }}) are down, dropped their link within %s, or run a bit error rate above the ticket level: suspect the switch (a line card, its optics batch, its firmware), not each node. Per-port alerts name the ports.' % [c.clusterLabel, w.flap]),
+          '{{ $value }} RDMA ports whose link peer (LLDP or InfiniBand SMP) is switch {{ $labels.peer_description }} (cluster {{ $labels.%s }}) are down, dropped their link within %s, or run a bit error rate above the ticket level: suspect the switch (a line card, its optics batch, its firmware), not each node. Per-port alerts name the ports.' % [c.clusterLabel, w.flap]),
     alert('RdmaFewerRailsThanExpected', 'warning', 'fewerRails',
           local present = fmt('(node:rdma_rails:count or %(onNode)s (max by (%(node)s) (up{%(sel)s}) == 1) * 0)');
           if t.railsPerNode > 0 then

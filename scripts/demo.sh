@@ -50,7 +50,7 @@ echo "demo fabric in $DEMO_ROOT/sys and $DEMO_ROOT/fixtures;" \
 # In the background and waited for: bash runs a trap only between commands, so a foreground
 # exporter would keep running after a SIGTERM to this script.
 "$BUILD_DIR"/exporter/rdma_exporter --path.sysfs="$DEMO_ROOT/sys" \
-  --path.fixtures="$DEMO_ROOT/fixtures" --nccl.ib-tc=106 --poll-interval=5s --collector.lldp \
+  --path.fixtures="$DEMO_ROOT/fixtures" --nccl.ib-tc=106 --poll-interval=5s --collector.lldp --collector.ib_peer \
   --collector.pod_resources.socket="$DEMO_ROOT/pod-resources/kubelet.sock" \
   --web.listen-address="${DEMO_HOST:-}:${DEMO_PORT:-9879}" &
 EXPORTER_PID=$!

@@ -9,7 +9,7 @@ PACKAGES=(
   build-essential cmake pkg-config git clang-format
   # libraries (all from Debian; see README "Dependencies")
   prometheus-cpp-dev libcivetweb-dev libspdlog-dev libfmt-dev zlib1g-dev
-  libnl-3-dev libnl-route-3-dev libnl-genl-3-dev libibverbs-dev
+  libnl-3-dev libnl-route-3-dev libnl-genl-3-dev libibverbs-dev libibmad-dev libibumad-dev
   libgtest-dev libgmock-dev
   # kubelet pod-resources API client (pod attribution): gRPC, protobuf and their compilers
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc

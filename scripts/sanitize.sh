@@ -86,7 +86,7 @@ cmake -S . -B "$SAN_DIR" -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=None \
   -DCMAKE_CXX_FLAGS="-O1 -gline-tables-only $asan -fsanitize=fuzzer-no-link" \
   -DCMAKE_EXE_LINKER_FLAGS="$asan" -DCMAKE_SHARED_LINKER_FLAGS="$asan" \
   -DRDMA_FUZZ_SECONDS="${RDMA_FUZZ_SECONDS:-5}" -DRDMA_EXPORTER_FUZZ=ON >/dev/null
-targets=(fuzz_sysfs_parse fuzz_ethtool fuzz_netlink fuzz_web_config fuzz_module_eeprom fuzz_lldp)
+targets=(fuzz_sysfs_parse fuzz_ethtool fuzz_netlink fuzz_web_config fuzz_module_eeprom fuzz_lldp fuzz_smp)
 if $all; then targets+=(unit_tests binary_tests hardening_tests); fi
 cmake --build "$SAN_DIR" -j"$jobs" "${targets[@]/#/--target=}"
 end_stage

@@ -175,7 +175,8 @@ class ExporterPair:
         self.exporter = procs.start(f"{name}-exporter", [
             args.exporter, "--web.listen-address=127.0.0.1:0",
             f"--path.sysfs={root}/fabric/sys", f"--path.fixtures={root}/fabric/fixtures",
-            "--nccl.ib-tc=106", f"--poll-interval={prom_duration(args.poll_interval)}"])
+            "--nccl.ib-tc=106", f"--poll-interval={prom_duration(args.poll_interval)}",
+            "--collector.lldp", "--collector.ib_peer"])
         port = []
 
         def listening():

@@ -45,6 +45,7 @@ KernelReaders MakeKernelReaders(const std::string& fixtures_dir, SysfsReader& sy
     readers.rdma_nl = MakeRdmaNetlinkKernelReader();
     readers.module = MakeModuleEepromKernelReader();
     readers.lldp = MakeLldpSocketReader();
+    readers.ib_peer = MakeIbPeerUmadReader();
   } else {
     readers.ethtool = MakeEthtoolFixtureReader(fixtures_dir + "/ethtool");
     readers.dcb = std::make_unique<PerPollDcbCache>(MakeDcbFixtureReader(fixtures_dir + "/dcb"));
@@ -62,6 +63,7 @@ KernelReaders MakeKernelReaders(const std::string& fixtures_dir, SysfsReader& sy
       readers.module = MakeModuleEepromFixtureReader(fixtures_dir + "/module");
     }
     if (IsDirectory(fixtures_dir + "/lldp")) readers.lldp = MakeLldpFixtureReader(fixtures_dir);
+    if (IsDirectory(fixtures_dir + "/smp")) readers.ib_peer = MakeIbPeerFixtureReader(fixtures_dir);
   }
   return readers;
 }

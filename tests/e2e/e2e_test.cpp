@@ -170,7 +170,7 @@ class Stack {
           "--path.fixtures=" + dir_.path() + "/fabric/fixtures", "--nccl.ib-tc=106",
           "--poll-interval=500ms",
           "--collector.pod_resources.socket=" + dir_.path() + "/fabric/pod-resources/kubelet.sock",
-          "--collector.pod_resources.interval=1s", "--collector.lldp"});
+          "--collector.pod_resources.interval=1s", "--collector.lldp", "--collector.ib_peer"});
       if (WaitReady(port, 15s)) exporter_port_ = port;
     }
     if (exporter_port_ == 0) {

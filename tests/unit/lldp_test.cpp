@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <filesystem>
 
 #include "collectors/lldp.h"
 #include "rdma_exporter/kernel_readers.h"
@@ -205,6 +206,35 @@ TEST(LldpCollector, OnePeerPerPhysicalRoceNetdevAndNoneForInfiniBand) {
   EXPECT_NE(text.find("rdma_lldp_frames_received_total{result=\"malformed\"} 1\n"),
             std::string::npos)
       << text;
+}
+
+TEST(LldpCollector, ADownPortKeepsItsLastPeerAnUpSilentOneLosesIt) {
+  testing::TempDir sys, fixtures;
+  sys.Write("class/infiniband/mlx5_0/ports/1/link_layer", "Ethernet\n");
+  sys.Write("class/infiniband/mlx5_0/ports/1/gid_attrs/ndevs/0", "ens1f0np0\n");
+  sys.Write("class/infiniband/mlx5_0/ports/1/phys_state", "5: LinkUp\n");
+  fixtures.Write("lldp/ens1f0np0", HexOf(SwitchFrame()));
+  SysfsReader sysfs(sys.path());
+  KernelReaders kernel;
+  kernel.lldp = MakeLldpFixtureReader(fixtures.path());
+  LldpCollector collector;
+  auto peers = [&] {
+    auto r = testing::RunCollector(collector, sysfs, {}, &kernel);
+    std::string text = RenderText(r.families);
+    return text.find("peer_description=\"leaf-rail0\"") != std::string::npos ||
+           text.find("peer_description=\"leaf-r1-07\"") != std::string::npos;
+  };
+  ASSERT_TRUE(peers());
+  // The link goes down: no more frames (the switch's TTL runs out), the cable still ends there.
+  std::filesystem::remove(fixtures.path() + "/lldp/ens1f0np0");
+  sys.Write("class/infiniband/mlx5_0/ports/1/phys_state", "3: Disabled\n");
+  EXPECT_TRUE(peers());
+  EXPECT_TRUE(peers());
+  // Up again and silent: the peer is gone (recabled to something without LLDP).
+  sys.Write("class/infiniband/mlx5_0/ports/1/phys_state", "5: LinkUp\n");
+  EXPECT_FALSE(peers());
+  sys.Write("class/infiniband/mlx5_0/ports/1/phys_state", "3: Disabled\n");
+  EXPECT_FALSE(peers());
 }
 
 }  // namespace

@@ -306,6 +306,42 @@ std::string RenderLldp(const Device& d, const Port& p) {
   return hex + "\n";
 }
 
+// ---- InfiniBand neighbours: fixtures/smp/<device>/<port>/{node_info,node_description} ----------
+
+// Each InfiniBand rail on its own Quantum-2 leaf (MQM9700): the SMP data of its NodeInfo and
+// NodeDescription, as a directed-route query out of the port would get them (hex).
+std::pair<std::string, std::string> RenderSmp(const Device& d, const Port& p) {
+  std::vector<uint8_t> info(64, 0);
+  info[0] = 1;   // BaseVersion
+  info[1] = 1;   // ClassVersion
+  info[2] = 2;   // NodeType: switch
+  info[3] = 65;  // NumPorts
+  uint64_t guid = 0xfc6a1c0300a00000ull | static_cast<uint64_t>(d.pf) << 8;
+  for (int i = 0; i < 8; ++i) {
+    auto byte = static_cast<uint8_t>(guid >> (56 - 8 * i));
+    info[4 + i] = byte;   // SystemImageGUID
+    info[12 + i] = byte;  // NodeGUID
+    info[20 + i] = byte;  // PortGUID (switch port 0)
+  }
+  info[29] = 8;     // PartitionCap
+  info[30] = 0xd2;  // DeviceID 0xd2f2: MQM9700
+  info[31] = 0xf2;
+  info[35] = 0xa1;                                                     // Revision
+  info[36] = static_cast<uint8_t>(1 + 2 * p.num + 4 * (d.index % 8));  // LocalPortNum
+  info[38] = 0x02;                                                     // VendorID 0x0002c9
+  info[39] = 0xc9;
+  std::string name = Fmt("MF0;leaf-ib-%d:MQM9700/U1", d.pf);
+  std::vector<uint8_t> desc(64, 0);
+  std::copy(name.begin(), name.end(), desc.begin());
+  auto hex = [](const std::vector<uint8_t>& b) {
+    std::string out;
+    for (uint8_t c : b)
+      out += Fmt("%02x", c);
+    return out + "\n";
+  };
+  return {hex(info), hex(desc)};
+}
+
 bool RenderModule(SimState& s, const Port& p, std::string* error) {
   std::vector<std::pair<std::string, Page>> pages;
   if (p.kind == PortKind::kLagSlave) {  // before roce_pf: a LAG slave is a RoCE PF too
@@ -340,6 +376,7 @@ bool PrepareFixturesRoot(SimState& s, std::string* error) {
   }
   return s.fixtures.Dir("ethtool", error) && s.fixtures.Dir("dcb", error) &&
          s.fixtures.Dir("module", error) && s.fixtures.Dir("lldp", error) &&
+         s.fixtures.Dir("smp", error) &&
          s.fixtures.File(marker, "written by rdma_fabric_sim; removed and rewritten at start-up\n",
                          error);
 }
@@ -349,6 +386,14 @@ bool RenderPortFixtures(SimState& s, const Device& d, const Port& p, std::string
   if ((p.roce_pf || p.kind == PortKind::kE810) &&
       !s.fixtures.File("lldp/" + p.netdev, RenderLldp(d, p), error)) {
     return false;
+  }
+  if (p.ib && !d.vf) {
+    const std::string dir = "smp/" + d.name + "/" + std::to_string(p.num);
+    auto [info, desc] = RenderSmp(d, p);
+    if (!s.fixtures.Dir(dir, error) || !s.fixtures.File(dir + "/node_info", info, error) ||
+        !s.fixtures.File(dir + "/node_description", desc, error)) {
+      return false;
+    }
   }
   if (p.roce_pf) {
     return s.fixtures.File("ethtool/" + p.netdev, RenderMlx5Ethtool(p), error) &&

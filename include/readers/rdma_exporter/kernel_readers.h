@@ -29,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "rdma_exporter/ib_peer.h"
 #include "rdma_exporter/lldp.h"
 #include "rdma_exporter/module_eeprom.h"
 
@@ -191,6 +192,7 @@ struct KernelReaders {
   // LLDP neighbours (the kernel reader listens only once the lldp collector asks); nullptr:
   // unavailable.
   std::unique_ptr<LldpReader> lldp;
+  std::unique_ptr<IbPeerReader> ib_peer;  // InfiniBand neighbours by SMP; nullptr: unavailable
   // Called by the poller before the collectors run.
   void BeginPoll() {
     if (dcb != nullptr) dcb->BeginPoll();
