@@ -50,6 +50,25 @@ std::optional<int64_t> ParseI64(std::string_view s) {
   return value;
 }
 
+std::vector<uint8_t> ParseHexBytes(std::string_view s) {
+  std::vector<uint8_t> out;
+  int high = -1;
+  for (char c : s) {
+    int v = c >= '0' && c <= '9'   ? c - '0'
+            : c >= 'a' && c <= 'f' ? c - 'a' + 10
+            : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                   : -1;
+    if (v < 0) continue;
+    if (high < 0) {
+      high = v;
+    } else {
+      out.push_back(static_cast<uint8_t>(high << 4 | v));
+      high = -1;
+    }
+  }
+  return out;
+}
+
 std::optional<uint64_t> ParseHex(std::string_view s) {
   s = Trim(s);
   if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) s.remove_prefix(2);

@@ -8,6 +8,7 @@
 
 #include "rdma_exporter/file_util.h"
 #include "rdma_exporter/ib_peer.h"
+#include "rdma_exporter/parse.h"
 
 namespace rdma_exporter {
 namespace {
@@ -64,25 +65,6 @@ class UmadReader : public IbPeerReader {
 };
 std::once_flag UmadReader::quiet_once_;
 
-std::vector<uint8_t> FromHex(const std::string& text) {
-  std::vector<uint8_t> out;
-  int nibble = -1;
-  for (char c : text) {
-    int v = c >= '0' && c <= '9'   ? c - '0'
-            : c >= 'a' && c <= 'f' ? c - 'a' + 10
-            : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                   : -1;
-    if (v < 0) continue;
-    if (nibble < 0) {
-      nibble = v;
-    } else {
-      out.push_back(static_cast<uint8_t>(nibble << 4 | v));
-      nibble = -1;
-    }
-  }
-  return out;
-}
-
 class FixtureReader : public IbPeerReader {
  public:
   explicit FixtureReader(std::string dir) : dir_(std::move(dir)) {}
@@ -97,10 +79,10 @@ class FixtureReader : public IbPeerReader {
     if (err != 0) return err;
     if ((err = ReadWholeFile(base + "node_description", &desc_hex)) != 0) return err;
     std::string error;
-    auto node = ParseNodeInfo(FromHex(info_hex), &error);
+    auto node = ParseNodeInfo(ParseHexBytes(info_hex), &error);
     if (!node) return EIO;
     out->node_info = *node;
-    out->description = ParseNodeDescription(FromHex(desc_hex));
+    out->description = ParseNodeDescription(ParseHexBytes(desc_hex));
     return 0;
   }
 

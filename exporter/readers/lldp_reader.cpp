@@ -21,6 +21,7 @@
 #include "rdma_exporter/file_util.h"
 #include "rdma_exporter/lldp.h"
 #include "rdma_exporter/logging.h"
+#include "rdma_exporter/parse.h"
 #include "rdma_exporter/unique_fd.h"
 
 namespace rdma_exporter {
@@ -144,21 +145,7 @@ class FixtureReader : public LldpReader {
     }
     int err = ReadWholeFile(dir_ + "/lldp/" + netdev, &text);
     if (err != 0) return err == ENOENT ? ENOENT : err;
-    std::vector<uint8_t> frame;
-    int nibble = -1;
-    for (char c : text) {
-      int v = c >= '0' && c <= '9'   ? c - '0'
-              : c >= 'a' && c <= 'f' ? c - 'a' + 10
-              : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                     : -1;
-      if (v < 0) continue;
-      if (nibble < 0) {
-        nibble = v;
-      } else {
-        frame.push_back(static_cast<uint8_t>(nibble << 4 | v));
-        nibble = -1;
-      }
-    }
+    std::vector<uint8_t> frame = ParseHexBytes(text);
     ++frames_;
     std::string error;
     auto neighbor = ParseLldpFrame(frame, &error);

@@ -26,6 +26,11 @@ TEST(ParseHex, ReadsCapMaskAndLid) {
   EXPECT_FALSE(ParseHex("0xzz"));
 }
 
+TEST(ParseHexBytes, SkipsSeparatorsAndDropsAnOddLastDigit) {
+  EXPECT_EQ(ParseHexBytes("88cc 02\n0A7"), (std::vector<uint8_t>{0x88, 0xcc, 0x02, 0x0a}));
+  EXPECT_TRUE(ParseHexBytes("zz\n").empty());
+}
+
 TEST(ParseNumberedName, ReadsStateAndPhysState) {
   auto state = ParseNumberedName("4: ACTIVE\n");
   ASSERT_TRUE(state);

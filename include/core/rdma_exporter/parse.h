@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace rdma_exporter {
 
@@ -20,6 +21,9 @@ std::optional<uint64_t> ParseU64(std::string_view s);
 std::optional<int64_t> ParseI64(std::string_view s);
 // "0x00010000" -> 65536.
 std::optional<uint64_t> ParseHex(std::string_view s);
+// Hex digits as bytes, anything else (whitespace, line breaks) skipped: "88cc 02\n07" ->
+// {0x88, 0xcc, 0x02, 0x07}; an odd last digit is dropped. The fixture files of frames and MADs.
+std::vector<uint8_t> ParseHexBytes(std::string_view s);
 
 // "4: ACTIVE" -> {4, "ACTIVE"}; "5: LinkUp"; "1: CA".
 struct NumberedName {
