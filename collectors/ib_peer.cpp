@@ -56,9 +56,36 @@ bool IbPeerCollector::Collect(const Inventory& inventory, CollectContext& ctx, M
       labels.push_back({"peer_type", IbNodeTypeName(peer.node_info.node_type)});
       memory_.Heard(key, labels);
       sink.Gauge(metric::kPortPeerInfo, kPortPeerInfoHelp, labels, 1);
+      ExportPeerXmitWait(device, port, key, peer, ctx, sink);
     }
   }
   return true;
+}
+
+void IbPeerCollector::ExportPeerXmitWait(const DeviceInfo& device, const PortInfo& port,
+                                         const std::string& key, const IbPeer& peer,
+                                         CollectContext& ctx, MetricSink& sink) {
+  switch (peer.xmit_wait_error) {
+    case 0:
+      sink.Counter(metric::kPortPeerTransmitWait,
+                   "Ticks the neighbour port (the switch port at the other end) had data for "
+                   "this port but no flow-control credits: its 64-bit PortXmitWait from "
+                   "PortCountersExtended, read from its PMA. Grows when this port's receive "
+                   "side holds the fabric back (slow tier).",
+                   NetdevLabels(device, port), static_cast<double>(peer.xmit_wait));
+      return;
+    case ENOTSUP:  // the neighbour's agent has no 64-bit PortXmitWait: a property, said once
+    case ENXIO:    // no LID yet: no subnet manager on the fabric
+      if (said_no_peer_counters_.insert(key).second) {
+        LogInfo(peer.xmit_wait_error == ENOTSUP
+                    ? "the neighbour's PMA has no 64-bit PortXmitWait: not exported"
+                    : "the neighbour has no LID (no subnet manager): its PortXmitWait not read",
+                {{"device", device.name}, {"port", std::to_string(port.number)}});
+      }
+      return;
+    default:
+      ctx.ReadFailed("pma:" + key, peer.xmit_wait_error);
+  }
 }
 
 }  // namespace rdma_exporter

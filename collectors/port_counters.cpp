@@ -6,6 +6,8 @@
 #include <map>
 
 #include "common.h"
+#include "rdma_exporter/ib_peer.h"
+#include "rdma_exporter/logging.h"
 #include "rdma_exporter/metric_names.h"
 #include "rdma_exporter/parse.h"
 
@@ -209,6 +211,9 @@ bool PortCountersCollector::Collect(const Inventory& inventory, CollectContext& 
       status.wide_data = wide_data_ports_.count(key) != 0;
       auto readings = ReadPmaCounters(ctx, port, &status);
       if (status.wide_data) wide_data_ports_.insert(key);
+      if (pma_xmit_wait_ && port.link_layer == "InfiniBand") {
+        PreferExtendedXmitWait(ctx, device, port, key, &readings);
+      }
       if (status.supported) {
         sink.Gauge("rdma_port_pma_supported",
                    "1 when the port answers IB PMA counter queries (ports/<N>/counters/), 0 when "
@@ -220,6 +225,40 @@ bool PortCountersCollector::Collect(const Inventory& inventory, CollectContext& 
     }
   }
   return true;
+}
+
+void PortCountersCollector::PreferExtendedXmitWait(CollectContext& ctx, const DeviceInfo& device,
+                                                   const PortInfo& port, const std::string& key,
+                                                   std::map<std::string, PmaReading>* readings) {
+  KernelReaders* kernel = ctx.kernel();
+  if (kernel == nullptr || kernel->ib_peer == nullptr || readings->count("port_xmit_wait") == 0) {
+    return;
+  }
+  auto known = xmit_wait64_.find(key);
+  if (known == xmit_wait64_.end()) {
+    // A down link answers no loopback GMP (only the timeout): ask once it is up.
+    if (!PhysLinkUp(ctx, port)) return;
+    IbPmaClassPortInfo info;
+    int err = kernel->ib_peer->ReadClassPortInfo(device.name, port.number, &info);
+    if (err == ENXIO) return;  // no LID yet: ask again next poll
+    const bool has = err == 0 && HasExtendedXmitWait(info);
+    known = xmit_wait64_.emplace(key, has).first;
+    if (has) {
+      LogInfo("the port's PMA has a 64-bit PortXmitWait: it replaces counters/port_xmit_wait",
+              {{"device", device.name}, {"port", std::to_string(port.number)}});
+    }
+  }
+  if (!known->second) return;
+  IbPortCountersExt ext;
+  int err = kernel->ib_peer->ReadPortCountersExt(device.name, port.number, &ext);
+  if (err != 0) {
+    // No value this poll rather than the 32-bit file's: switching sources would make the
+    // series jump (a counter reset to Prometheus).
+    ctx.ReadFailed("pma:" + key + "/port_counters_ext", err);
+    readings->erase("port_xmit_wait");
+    return;
+  }
+  (*readings)["port_xmit_wait"] = {ext.xmit_wait, 64};
 }
 
 void PortCountersCollector::Export(const Labels& labels, const std::string& file,

@@ -2,8 +2,13 @@
 // as rdma_port_<name>_total, data counters in bytes, plus rdma_port_counters_saturated for
 // counters stuck at the all-ones value of their IBTA width (PMA counters saturate, not wrap),
 // and rdma_port_pma_supported (0: a port without PMA, whose counters are not read errors).
+// With the ib_peer collector on (umad access), an InfiniBand port whose own PMA declares the
+// additional PortCountersExtended counters has its 64-bit PortXmitWait exported instead of the
+// 32-bit file (which saturates within seconds on a congested NDR port). mlx5 does not declare
+// it (its driver answers PMA Gets from vport counters and PPCNT), so there the file stays.
 #pragma once
 
+#include <map>
 #include <set>
 #include <string>
 
@@ -14,6 +19,9 @@ namespace rdma_exporter {
 
 class PortCountersCollector : public Collector {
  public:
+  PortCountersCollector() = default;
+  explicit PortCountersCollector(const CollectorOptions& options)
+      : pma_xmit_wait_(options.pma_xmit_wait) {}
   std::string_view name() const override { return "counters"; }
   std::string_view description() const override {
     return "IB PMA port counters (counters/, counters_ext/) and their saturation";
@@ -23,8 +31,15 @@ class PortCountersCollector : public Collector {
  private:
   static void Export(const Labels& labels, const std::string& file, const PmaReading& reading,
                      MetricSink& sink);
+  // Replaces (*readings)["port_xmit_wait"] with the PMA's 64-bit value where declared.
+  void PreferExtendedXmitWait(CollectContext& ctx, const DeviceInfo& device, const PortInfo& port,
+                              const std::string& key, std::map<std::string, PmaReading>* readings);
+
   // "device/port" of ports whose data/packet counters proved 64-bit (a value above 2^32-1).
   std::set<std::string> wide_data_ports_;
+  bool pma_xmit_wait_ = false;
+  // "device/port" -> whether its PMA declared the 64-bit PortXmitWait (asked once per port).
+  std::map<std::string, bool> xmit_wait64_;
 };
 
 }  // namespace rdma_exporter

@@ -42,11 +42,16 @@ void TuneAllocator() {
 
 PollerConfig MakePollerConfig(const Options& options) {
   PollerConfig config;
-  for (const auto& factory : CollectorRegistry()) {
-    bool on = factory.enabled_by_default;
+  auto enabled = [&options](const CollectorFactory& factory) {
     auto it = options.collector_overrides.find(std::string(factory.name));
-    if (it != options.collector_overrides.end()) on = it->second;
-    if (on) config.collectors.push_back(factory.create(options.collector_options));
+    return it != options.collector_overrides.end() ? it->second : factory.enabled_by_default;
+  };
+  CollectorOptions collector_options = options.collector_options;
+  for (const auto& factory : CollectorRegistry()) {
+    if (factory.name == "ib_peer") collector_options.pma_xmit_wait = enabled(factory);
+  }
+  for (const auto& factory : CollectorRegistry()) {
+    if (enabled(factory)) config.collectors.push_back(factory.create(collector_options));
   }
   if (!options.device_include.empty()) config.filter.include.emplace(options.device_include);
   if (!options.device_exclude.empty()) config.filter.exclude.emplace(options.device_exclude);

@@ -1,4 +1,5 @@
-// SMP attribute parsers: NodeInfo and NodeDescription (IBA Vol. 1 14.2.5.3, 14.2.5.2).
+// SMP attribute parsers: NodeInfo, NodeDescription and PortInfo (IBA Vol. 1 14.2.5.3, 14.2.5.2,
+// 14.2.5.6); PMA attribute parsers: ClassPortInfo and PortCountersExtended (IBA 13.4.8.1, 16.1.4).
 #include <cstdio>
 
 #include "rdma_exporter/ib_peer.h"
@@ -39,6 +40,65 @@ std::optional<IbNodeInfo> ParseNodeInfo(std::span<const uint8_t> d, std::string*
     return std::nullopt;
   }
   return n;
+}
+
+std::optional<IbPortInfo> ParsePortInfo(std::span<const uint8_t> d, std::string* error) {
+  constexpr size_t kSize = 37;  // through LocalPortNum
+  if (d.size() < kSize) {
+    *error = "PortInfo of " + std::to_string(d.size()) + " bytes (37 needed)";
+    return std::nullopt;
+  }
+  IbPortInfo p;
+  p.lid = static_cast<uint16_t>(Be(d, 16, 2));
+  p.capability_mask = static_cast<uint32_t>(Be(d, 20, 4));
+  p.link_width_active = d[31];
+  p.port_state = d[32] & 0x0f;
+  p.phys_state = d[33] >> 4;
+  p.link_speed_active = d[35] >> 4;
+  p.local_port_num = d[36];
+  return p;
+}
+
+std::optional<IbPmaClassPortInfo> ParsePmaClassPortInfo(std::span<const uint8_t> d,
+                                                        std::string* error) {
+  if (d.size() < 8) {
+    *error = "ClassPortInfo of " + std::to_string(d.size()) + " bytes (8 needed)";
+    return std::nullopt;
+  }
+  IbPmaClassPortInfo c;
+  c.base_version = d[0];
+  c.class_version = d[1];
+  c.capability_mask = static_cast<uint16_t>(Be(d, 2, 2));
+  c.capability_mask2 = static_cast<uint32_t>(Be(d, 4, 4) >> 5);  // low 5 bits: RespTimeValue
+  if (c.base_version != 1 || c.class_version == 0) {
+    *error = "not a ClassPortInfo (base version " + std::to_string(c.base_version) +
+             ", class version " + std::to_string(c.class_version) + ")";
+    return std::nullopt;
+  }
+  return c;
+}
+
+bool HasExtendedXmitWait(const IbPmaClassPortInfo& info) {
+  constexpr uint16_t kExtWidth = 1u << 9, kExtWidthNoIetf = 1u << 10;
+  constexpr uint32_t kAdditionalExtCounters = 1u << 1;
+  return (info.capability_mask & (kExtWidth | kExtWidthNoIetf)) != 0 &&
+         (info.capability_mask2 & kAdditionalExtCounters) != 0;
+}
+
+std::optional<IbPortCountersExt> ParsePortCountersExt(std::span<const uint8_t> d,
+                                                      std::string* error) {
+  constexpr size_t kSize = 176;  // through PortXmitWait
+  if (d.size() < kSize) {
+    *error = "PortCountersExtended of " + std::to_string(d.size()) + " bytes (176 needed)";
+    return std::nullopt;
+  }
+  IbPortCountersExt c;
+  c.port_select = d[1];
+  c.xmit_data = Be(d, 8, 8);
+  c.rcv_data = Be(d, 16, 8);
+  c.symbol_errors = Be(d, 72, 8);
+  c.xmit_wait = Be(d, 168, 8);
+  return c;
 }
 
 std::string ParseNodeDescription(std::span<const uint8_t> d) {

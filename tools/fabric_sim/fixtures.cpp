@@ -306,7 +306,46 @@ std::string RenderLldp(const Device& d, const Port& p) {
   return hex + "\n";
 }
 
-// ---- InfiniBand neighbours: fixtures/smp/<device>/<port>/{node_info,node_description} ----------
+// ---- InfiniBand neighbours: fixtures/smp/<device>/<port>/ ------------------------------------
+
+std::string Hex(const std::vector<uint8_t>& b) {
+  std::string out;
+  for (uint8_t c : b)
+    out += Fmt("%02x", c);
+  return out + "\n";
+}
+
+void PutBe(std::vector<uint8_t>& b, size_t at, uint64_t v, int bytes) {
+  for (int i = 0; i < bytes; ++i)
+    b[at + i] = static_cast<uint8_t>(v >> (8 * (bytes - 1 - i)));
+}
+
+uint8_t LeafPort(const Device& d, const Port& p) {
+  return static_cast<uint8_t>(1 + 2 * p.num + 4 * (d.index % 8));
+}
+
+// The leaf port's side: its PortInfo (Active, LinkUp, 4x), and its PMA's ClassPortInfo
+// (PortCountersExtended with the additional counters) and PortCountersExtended, whose 64-bit
+// PortXmitWait grows a little every tick (the leaf briefly waiting for this HCA's credits).
+struct LeafPortSide {
+  std::string port_info, class_port_info, counters_ext;
+};
+LeafPortSide RenderLeafPort(const Device& d, const Port& p, uint64_t tick) {
+  std::vector<uint8_t> info(64, 0);
+  info[31] = 2;     // LinkWidthActive: 4x
+  info[32] = 0x04;  // PortState: Active
+  info[33] = 0x50;  // PortPhysicalState: LinkUp
+  info[36] = LeafPort(d, p);
+  std::vector<uint8_t> cpi(192, 0);
+  cpi[0] = 1;                        // BaseVersion
+  cpi[1] = 1;                        // ClassVersion
+  PutBe(cpi, 2, 1u << 9, 2);         // CapabilityMask: PortCountersExtended
+  PutBe(cpi, 4, (1u << 1) << 5, 4);  // CapabilityMask2: additional extended counters
+  std::vector<uint8_t> ext(192, 0);
+  ext[1] = LeafPort(d, p);                                                    // PortSelect
+  PutBe(ext, 168, (tick + 1) * 40000 + static_cast<uint64_t>(p.num) * 7, 8);  // PortXmitWait
+  return {Hex(info), Hex(cpi), Hex(ext)};
+}
 
 // Each InfiniBand rail on its own Quantum-2 leaf (MQM9700): the SMP data of its NodeInfo and
 // NodeDescription, as a directed-route query out of the port would get them (hex).
@@ -326,20 +365,14 @@ std::pair<std::string, std::string> RenderSmp(const Device& d, const Port& p) {
   info[29] = 8;     // PartitionCap
   info[30] = 0xd2;  // DeviceID 0xd2f2: MQM9700
   info[31] = 0xf2;
-  info[35] = 0xa1;                                                     // Revision
-  info[36] = static_cast<uint8_t>(1 + 2 * p.num + 4 * (d.index % 8));  // LocalPortNum
-  info[38] = 0x02;                                                     // VendorID 0x0002c9
+  info[35] = 0xa1;            // Revision
+  info[36] = LeafPort(d, p);  // LocalPortNum
+  info[38] = 0x02;            // VendorID 0x0002c9
   info[39] = 0xc9;
   std::string name = Fmt("MF0;leaf-ib-%d:MQM9700/U1", d.pf);
   std::vector<uint8_t> desc(64, 0);
   std::copy(name.begin(), name.end(), desc.begin());
-  auto hex = [](const std::vector<uint8_t>& b) {
-    std::string out;
-    for (uint8_t c : b)
-      out += Fmt("%02x", c);
-    return out + "\n";
-  };
-  return {hex(info), hex(desc)};
+  return {Hex(info), Hex(desc)};
 }
 
 bool RenderModule(SimState& s, const Port& p, std::string* error) {
@@ -390,8 +423,12 @@ bool RenderPortFixtures(SimState& s, const Device& d, const Port& p, std::string
   if (p.ib && !d.vf) {
     const std::string dir = "smp/" + d.name + "/" + std::to_string(p.num);
     auto [info, desc] = RenderSmp(d, p);
+    LeafPortSide leaf = RenderLeafPort(d, p, s.tick);
     if (!s.fixtures.Dir(dir, error) || !s.fixtures.File(dir + "/node_info", info, error) ||
-        !s.fixtures.File(dir + "/node_description", desc, error)) {
+        !s.fixtures.File(dir + "/node_description", desc, error) ||
+        !s.fixtures.File(dir + "/port_info", leaf.port_info, error) ||
+        !s.fixtures.File(dir + "/pma_class_port_info", leaf.class_port_info, error) ||
+        !s.fixtures.File(dir + "/pma_port_counters_ext", leaf.counters_ext, error)) {
       return false;
     }
   }

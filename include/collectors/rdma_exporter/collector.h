@@ -73,6 +73,9 @@ struct CollectorOptions {
   std::string pod_resources_socket = "/var/lib/kubelet/pod-resources/kubelet.sock";
   std::chrono::milliseconds pod_resources_interval{10000};
   std::string shared_device_plugin_config;
+  // On with the ib_peer collector (the same umad access): the counters collector reads the
+  // 64-bit PortXmitWait from the port's own PMA where its ClassPortInfo declares it.
+  bool pma_xmit_wait = false;
 };
 
 class Collector {

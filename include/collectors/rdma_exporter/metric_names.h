@@ -77,6 +77,8 @@ inline constexpr std::string_view kModuleTxBiasThreshold = "rdma_module_tx_bias_
 inline constexpr std::string_view kModuleFlags = "rdma_module_flags";
 // The device at the other end of a port's link (lldp collector; InfiniBand SMPs later).
 inline constexpr std::string_view kPortPeerInfo = "rdma_port_peer_info";
+inline constexpr std::string_view kPortPeerTransmitWait =
+    "rdma_port_peer_transmit_wait_ticks_total";
 // Pods (collectors/pod_resources)
 inline constexpr std::string_view kPodInfo = "rdma_pod_info";
 inline constexpr std::string_view kPodQps = "rdma_pod_qps";
