@@ -57,7 +57,7 @@ void Export(const ModuleInfo& info, const Labels& labels, MetricSink& sink) {
   sink.Gauge(
       metric::kModuleInfo,
       "The transceiver or cable module in the port's cage. media: mmf, smf, aoc, dac, "
-      "active_copper, unknown. Always 1.",
+      "active_copper, active_cable (an SFP+ active cable, copper or optical), unknown. Always 1.",
       [&] {
         Labels l = labels;
         l.push_back({"type", info.type});

@@ -72,11 +72,14 @@ std::optional<ModuleInfo> ParseSff8472(const ModuleEeprom& e, std::string* error
   m.vendor = Ascii(a0 + 20, 16);
   m.part_number = Ascii(a0 + 40, 16);
   m.revision = Ascii(a0 + 56, 4);
-  // Byte 8: cable technology, bit 3 active, bit 2 passive (copper cables; SFF-8472 table 5-3).
+  // Byte 8: SFP+ cable technology, bit 3 active, bit 2 passive (SFF-8472 table 5-3). One bit for
+  // every active cable, copper or optical: AOCs set it too, with connector "copper pigtail"
+  // (a published MikroTik S+AO0005 AOC: tests/fixtures/real/module-eeprom), so it says no more
+  // than "active cable".
   if (a0[8] & 0x04) {
     m.media = "dac";
   } else if (a0[8] & 0x08) {
-    m.media = "active_copper";
+    m.media = "active_cable";
   } else if (a0[3] & 0x10) {
     m.media = "mmf";  // 10GBASE-SR (byte 3 bit 4)
   } else if (a0[3] & 0x60) {

@@ -6,7 +6,9 @@
 #include <cstring>
 
 #include <cerrno>
+#include <fstream>
 #include <map>
+#include <sstream>
 
 #include "../../collectors/module.h"
 #include "rdma_exporter/module_eeprom.h"
@@ -323,6 +325,78 @@ TEST(ModuleEeprom, Sff8472InternallyCalibratedDiagnostics) {
   ASSERT_TRUE(m) << error;
   EXPECT_FALSE(m->temperature_celsius);
   EXPECT_TRUE(m->lanes.empty());
+}
+
+// A published `ethtool -m` capture (tests/fixtures/real/module-eeprom/PROVENANCE.md): the bytes
+// of its "hex on" dump and, for the expected values, ethtool's own decode of the same module.
+struct EthtoolCapture {
+  std::vector<uint8_t> bytes;
+  std::map<std::string, std::string> decoded;  // "Vendor name" -> "MikroTik"
+};
+EthtoolCapture ReadEthtoolCapture(const std::string& name) {
+  std::ifstream in(std::string(RDMA_TEST_FIXTURES) + "/real/module-eeprom/raw/" + name);
+  EthtoolCapture c;
+  std::string line;
+  while (std::getline(in, line)) {
+    auto colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    std::string key = line.substr(0, colon);
+    key.erase(0, key.find_first_not_of(" \t"));
+    if (key.rfind("0x", 0) == 0) {  // "0x0010:\t\t00 00 05 ..."
+      std::istringstream hex(line.substr(colon + 1));
+      unsigned byte = 0;
+      while (hex >> std::hex >> byte)
+        c.bytes.push_back(static_cast<uint8_t>(byte));
+    } else {
+      key.erase(key.find_last_not_of(' ') + 1);
+      std::string value = line.substr(colon + 1);
+      value.erase(0, value.find_first_not_of(' '));
+      c.decoded[key] = value;
+    }
+  }
+  return c;
+}
+
+TEST(ModuleEepromRealCapture, MikroTikActiveCableSfpIdentityAndNoDiagnostics) {
+  auto capture = ReadEthtoolCapture("ethtool-m-mikrotik-s-ao0005.txt");
+  ASSERT_EQ(capture.bytes.size(), 512u) << "A0h and A2h, 256 bytes each";
+  ModuleEeprom e;
+  std::memcpy(e.lower.data(), capture.bytes.data(), 128);
+  std::memcpy(e.upper[{0, 0}].data(), capture.bytes.data() + 128, 128);
+  std::array<uint8_t, 256> a2{};
+  std::memcpy(a2.data(), capture.bytes.data() + 256, 256);
+  e.a2 = a2;
+  std::string error;
+  auto m = ParseModuleEeprom(e, &error);
+  ASSERT_TRUE(m) << error;
+  EXPECT_EQ(capture.decoded["Identifier"], "0x03 (SFP)");
+  EXPECT_EQ(m->type, "SFP");
+  EXPECT_EQ(m->memory_map, "sff8472");
+  EXPECT_EQ(m->vendor, capture.decoded["Vendor name"]);
+  EXPECT_EQ(m->part_number, capture.decoded["Vendor PN"]);
+  EXPECT_EQ(m->revision, capture.decoded["Vendor rev"]);
+  EXPECT_EQ(m->serial, capture.decoded["Vendor SN"]);
+  // ethtool: "Transceiver type: Active Cable", "Connector: Copper pigtail"; an optical cable.
+  EXPECT_EQ(capture.decoded["Transceiver type"], "Active Cable");
+  EXPECT_EQ(m->media, "active_cable");
+  // Byte 92 is 0x00: no digital diagnostics (ethtool prints none), although its A2h holds bytes.
+  EXPECT_EQ(capture.decoded.count("Module temperature"), 0u);
+  EXPECT_FALSE(m->temperature_celsius);
+  EXPECT_FALSE(m->supply_voltage_volts);
+  EXPECT_TRUE(m->lanes.empty());
+}
+
+TEST(ModuleEepromRealCapture, Mlx5FailedPageReadGarbageIsNoModule) {
+  // What mlx5 kernels before upstream d1c94bc5b90c handed out for a failed page read: success
+  // with nothing read, and ethtool dumped a buffer of netlink bytes. The netlink reader refuses
+  // a page shorter than asked; should such bytes reach the parser, they are no module.
+  auto capture = ReadEthtoolCapture("ethtool-m-mlx5-failed-page-read.txt");
+  ASSERT_EQ(capture.bytes.size(), 128u);
+  ModuleEeprom e;
+  std::memcpy(e.lower.data(), capture.bytes.data(), 128);
+  std::string error;
+  EXPECT_FALSE(ParseModuleEeprom(e, &error));
+  EXPECT_FALSE(error.empty());
 }
 
 TEST(ModuleEeprom, UnknownIdentifiersAndMissingIdentityPagesAreErrors) {

@@ -58,7 +58,8 @@ struct ModuleInfo {
   std::string type;        // "SFP", "QSFP+", "QSFP28", "QSFP-DD", "OSFP", "QSFP+ (CMIS)"
   std::string vendor, part_number, serial, revision;
   // "mmf" (multi-mode optics: SR), "smf" (single-mode: DR/FR/LR), "aoc" (active optical cable),
-  // "dac" (passive copper), "active_copper" (ACC/AEC), "unknown"
+  // "dac" (passive copper), "active_copper" (ACC/AEC), "active_cable" (SFF-8472's one bit for
+  // active copper and optical cables alike), "unknown"
   std::string media;
   std::optional<ModuleMonitor> temperature_celsius, supply_voltage_volts;
   std::vector<ModuleLane> lanes;
