@@ -66,7 +66,7 @@ printf '127.0.0.1 localhost\n' > etc/hosts
 
 # Kernel modules with their dependencies. crc32_generic/crc32-pclmul: rxe allocates the "crc32"
 # shash for the ICRC; Debian builds it as a module, and without it `rdma link add` fails (ENOENT).
-MODS="virtio_pci virtio_net virtio_blk rdma_rxe ib_uverbs rdma_ucm crc32_generic crc32-pclmul"
+MODS="virtio_pci virtio_net virtio_blk rdma_rxe ib_uverbs rdma_ucm ib_umad crc32_generic crc32-pclmul"
 for m in $MODS; do
   modprobe --show-depends -S "$KVER" "$m" | awk '$1=="insmod"{print $2}'
 done | sort -u | while read -r ko; do

@@ -344,6 +344,33 @@ if start_second_exporter 9881 --poll-interval=0 --collector.hw_counters.source=s
 else
   notok "second exporter (source=sysfs) ready on 127.0.0.1:9881: $(tail -2 "$OUT/exporter-9881.log" | tr '\n' ' ')"
 fi
+# ------------------------------------------------------------------ link peers on rxe ----
+# Soft-RoCE ports are RoCE: no SMI, so --collector.ib_peer sends no SMP and no PMA query to them
+# even with umad devices present (ib_umad is loaded), and no switch sends LLDP on the guest's
+# links. Over ten slow-tier polls: both collectors succeed, no peer and no read error, and the
+# log has no line per poll (no error storm).
+stage link-peer
+if [ -e /sys/class/infiniband_mad/umad0 ]; then
+  ok "ib_umad: rxe has umad devices ($(ls /sys/class/infiniband_mad | grep -c umad))"
+else
+  notok "ib_umad: no /sys/class/infiniband_mad/umad0 (module ib_umad not loaded?)"
+fi
+if start_second_exporter 9882 --collector.ib_peer --collector.lldp --poll-interval=200ms \
+    --poll-interval.slow=200ms; then
+  sleep 2
+  at 9882 scrape
+  expect "link peer on rxe: collector_success{ib_peer}/{lldp} = 1/1" \
+    "$(mval rdma_exporter_collector_success "collector=ib_peer")/$(mval rdma_exporter_collector_success "collector=lldp")" "1/1"
+  expect "link peer on rxe: no rdma_port_peer_info series" "$(grep -c '^rdma_port_peer_info{' $M)" "0"
+  expect "link peer on rxe: no ib_peer or lldp read errors" \
+    "$(grep -E '^rdma_exporter_read_errors_total\{collector="(ib_peer|lldp)"' $M | grep -vc ' 0$')" "0"
+  lines=$(grep -ciE 'umad|smp|lldp|neighbour' "$OUT/exporter-9882.log")
+  [ "$lines" -le 2 ] && ok "link peer on rxe: $lines log lines about umad/SMP/LLDP in 10 polls (no storm)" ||
+    notok "link peer on rxe: $lines log lines about umad/SMP/LLDP in 10 polls: $(grep -iE 'umad|smp|lldp' "$OUT/exporter-9882.log" | head -3 | tr '\n' ' ')"
+  stop_second_exporter
+else
+  notok "second exporter (link peers) ready on 127.0.0.1:9882: $(tail -2 "$OUT/exporter-9882.log" | tr '\n' ' ')"
+fi
 scrape
 
 # ============================================================================================
