@@ -14,6 +14,7 @@
 
 #include "flags.h"
 #include "rdma_exporter/cli.h"
+#include "rdma_exporter/host.h"
 #include "rdma_exporter/http_server.h"
 #include "rdma_exporter/logging.h"
 #include "rdma_exporter/poller.h"
@@ -87,8 +88,7 @@ HttpConfig MakeHttpConfig(const Options& options) {
   http.max_connections = options.web_max_connections;
   http.max_pending_connections = options.web_max_pending_connections;
   http.read_timeout = options.web_read_timeout;
-  char host[256] = {};
-  if (gethostname(host, sizeof(host) - 1) == 0) http.node_name = host;
+  http.node_name = HostName();
   http.nccl_ib_tc = options.collector_options.nccl_ib_tc;
   http.roce_min_mtu = options.collector_options.roce_min_mtu;
   // A refresh sooner than the next poll would show the same snapshot (with --poll-interval=0

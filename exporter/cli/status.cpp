@@ -10,14 +10,11 @@
 #include <thread>
 
 #include "cli_internal.h"
+#include "rdma_exporter/host.h"
 #include "rdma_exporter/node_status.h"
 
 namespace rdma_exporter {
 namespace {
-
-double WallClockSeconds() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
 
 const char* Tag(Level level) {
   switch (level) {
@@ -93,8 +90,7 @@ int Status(const CliOptions& options, std::ostream& out, std::ostream& err) {
   in.before_timestamp = before_time;
   in.wall_clock = now_time;
   in.sequence = sampled ? 2 : 1;
-  char host[256] = {};
-  if (gethostname(host, sizeof(host) - 1) == 0) in.node = host;
+  in.node = HostName();
   in.nccl_ib_tc = options.collector_options.nccl_ib_tc;
   in.roce_min_mtu = options.collector_options.roce_min_mtu;
   NodeHealth health = BuildNodeHealth(in);

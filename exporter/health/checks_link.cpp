@@ -95,22 +95,36 @@ Check LinkLayer(const SnapshotView& v) {
   return Finish("link_layer", std::move(items), parts.empty() ? "no ports" : Join(parts, "; "));
 }
 
+std::string ReferenceRate(const std::map<std::string, std::pair<size_t, double>>& ports) {
+  if (ports.empty()) return "";
+  // (count, speed) pairs compare by count first, then speed.
+  return std::max_element(ports.begin(), ports.end(),
+                          [](const auto& a, const auto& b) { return a.second < b.second; })
+      ->first;
+}
+
+PcieTarget PcieTrainTarget(const SampleIndex& now, const std::string& device, double max_speed,
+                           double max_width) {
+  auto slot_speed =
+      SampleValue(now, "rdma_pcie_upstream_max_link_transfers_per_second", {{"device", device}});
+  auto slot_width =
+      SampleValue(now, "rdma_pcie_upstream_max_link_width_lanes", {{"device", device}});
+  return {slot_speed ? std::min(max_speed, *slot_speed) : max_speed,
+          slot_width ? std::min(max_width, *slot_width) : max_width};
+}
+
 Check PortRateUniform(const SnapshotView& v) {
   // Each group of ACTIVE ports should run one rate and width (a downgraded port slows every
   // NCCL ring through it).
   std::vector<Item> items;
   std::vector<std::string> parts;
   for (const auto& [group, entries] : ActivePortRates(v)) {
-    // The reference is the most common rate; on a tie the fastest (a downgrade only slows).
     std::map<std::string, std::pair<size_t, double>> count;
     for (const auto& e : entries) {
       ++count[e.rate].first;
       count[e.rate].second = e.speed;
     }
-    std::string common =
-        std::max_element(count.begin(), count.end(), [](const auto& a, const auto& b) {
-          return a.second < b.second;
-        })->first;
+    std::string common = ReferenceRate(count);
     parts.push_back(group + ": " + Count(count[common].first, "port") + " at " + common);
     for (const auto& e : entries) {
       if (e.rate == common) {
@@ -148,12 +162,7 @@ Check PcieLink(const SnapshotView& v) {
       }
       continue;
     }
-    auto slot_speed = SampleValue(v.now, "rdma_pcie_upstream_max_link_transfers_per_second",
-                                  {{"device", d.name}});
-    auto slot_width =
-        SampleValue(v.now, "rdma_pcie_upstream_max_link_width_lanes", {{"device", d.name}});
-    double want_speed = slot_speed ? std::min(*max_speed, *slot_speed) : *max_speed;
-    double want_width = slot_width ? std::min(*max_width, *slot_width) : *max_width;
+    const auto [want_speed, want_width] = PcieTrainTarget(v.now, d.name, *max_speed, *max_width);
     auto text = [](double speed, double width) {
       return Number(speed / 1e9) + " GT/s x" + Number(width);
     };

@@ -405,12 +405,8 @@ void Pcie(PortHealth& h, const SampleIndex& now, const DeviceInfo& d) {
   h.pcie = text(*speed, *width);
   if (!max_speed || !max_width) return;
   // As the pcie_link check: the slot may cap what the card could run.
-  auto slot_speed =
-      SampleValue(now, "rdma_pcie_upstream_max_link_transfers_per_second", {{"device", d.name}});
-  auto slot_width =
-      SampleValue(now, "rdma_pcie_upstream_max_link_width_lanes", {{"device", d.name}});
-  double want_speed = slot_speed ? std::min(*max_speed, *slot_speed) : *max_speed;
-  double want_width = slot_width ? std::min(*max_width, *slot_width) : *max_width;
+  const auto [want_speed, want_width] =
+      doctor::PcieTrainTarget(now, d.name, *max_speed, *max_width);
   if (*speed < want_speed || *width < want_width) {
     h.pcie_capable = text(want_speed, want_width);
     // RdmaPcieDowntrained (warning).
@@ -431,10 +427,7 @@ void ExpectedRates(std::vector<PortHealth>& ports, const std::vector<std::string
   for (size_t i = 0; i < ports.size(); ++i) {
     auto it = count.find(groups[i]);
     if (it == count.end() || ports[i].state != "ACTIVE") continue;
-    ports[i].expected_rate =
-        std::max_element(it->second.begin(), it->second.end(), [](const auto& a, const auto& b) {
-          return a.second < b.second;
-        })->first;
+    ports[i].expected_rate = doctor::ReferenceRate(it->second);
     if (ports[i].rate != ports[i].expected_rate) {
       // RdmaPortRateBelowExpected (warning).
       Raise(ports[i], Level::kWarning,

@@ -1,4 +1,5 @@
 #include "rdma_exporter/http_server.h"
+#include "rdma_exporter/host.h"
 
 #include <civetweb.h>
 #include <openssl/ssl.h>
@@ -19,10 +20,6 @@ namespace {
 constexpr const char* kTextContentType = "text/plain; version=0.0.4; charset=utf-8";
 
 using HeaderList = std::vector<std::pair<std::string, std::string>>;
-
-double WallClockSeconds() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
 
 // Every response: a length, no MIME sniffing, and the headers of http_server_config.
 // False if CivetWeb could not start a response on conn (nothing was sent).

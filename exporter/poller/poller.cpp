@@ -1,4 +1,5 @@
 #include "rdma_exporter/poller.h"
+#include "rdma_exporter/host.h"
 
 #include <dirent.h>
 #include <sys/resource.h>
@@ -21,10 +22,6 @@ namespace {
 
 double SecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-double WallClockSeconds() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 }  // namespace

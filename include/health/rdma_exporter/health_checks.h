@@ -7,9 +7,11 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "rdma_exporter/inventory.h"
@@ -99,6 +101,18 @@ struct SnapshotView {
 // ---- the checks, in the order the report lists them ----------------------------------------
 
 // checks_link.cpp: port state, link layer, rate and width, PCIe.
+// The rules both the checks and the node page grade by:
+// - a group's reference rate: the most common, on a tie the fastest (a downgrade only slows);
+//   `ports` maps each rate text to (ports at it, its bytes per second);
+std::string ReferenceRate(const std::map<std::string, std::pair<size_t, double>>& ports);
+// - what a PCIe link should train to: min(card maximum, slot maximum) where the slot's
+//   (upstream port's) maximum is in the samples, else the card's.
+struct PcieTarget {
+  double speed = 0;  // transfers per second
+  double width = 0;  // lanes
+};
+PcieTarget PcieTrainTarget(const SampleIndex& now, const std::string& device, double max_speed,
+                           double max_width);
 Check PortActive(const SnapshotView& v);
 Check LinkLayer(const SnapshotView& v);
 Check PortRateUniform(const SnapshotView& v);
