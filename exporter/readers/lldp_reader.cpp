@@ -146,11 +146,17 @@ class FixtureReader : public LldpReader {
     int err = ReadWholeFile(dir_ + "/lldp/" + netdev, &text);
     if (err != 0) return err == ENOENT ? ENOENT : err;
     std::vector<uint8_t> frame = ParseHexBytes(text);
-    ++frames_;
+    // A file written anew is a frame received; reading the same file again is not (as on a
+    // socket, where the count grows with the switch's sends, not with our polls).
+    const bool received = last_[netdev] != text;
+    if (received) {
+      last_[netdev] = text;
+      ++frames_;
+    }
     std::string error;
     auto neighbor = ParseLldpFrame(frame, &error);
     if (!neighbor) {
-      ++malformed_;
+      if (received) ++malformed_;
       return EINVAL;
     }
     if (neighbor->ttl_seconds == 0) return ENOENT;
@@ -162,6 +168,8 @@ class FixtureReader : public LldpReader {
 
  private:
   std::string dir_;
+  std::map<std::string, std::string>
+      last_;  // netdev -> the file's text last read (the poller's thread)
   std::atomic<uint64_t> frames_{0}, malformed_{0};
 };
 

@@ -27,13 +27,8 @@ cleanup() {
 trap cleanup EXIT
 fail=0
 
-free_port() {
-  local p
-  for p in $(shuf -i 20000-60000 -n 50); do
-    (echo >/dev/tcp/127.0.0.1/"$p") 2>/dev/null || { echo "$p"; return; }
-  done
-  return 1
-}
+# shellcheck source=../lib/free_port.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/free_port.sh"
 
 # browser URL OUT [chromium flags...]: the DOM after scripts ran (and virtual time passed).
 browser() {

@@ -8,13 +8,8 @@ set -euo pipefail
 BUILD_DIR=$(readlink -f "$1")
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
 fail=0
-free_port() {
-  local p
-  for p in $(shuf -i 20000-60000 -n 50); do
-    (echo >/dev/tcp/127.0.0.1/"$p") 2>/dev/null || { echo "$p"; return; }
-  done
-  return 1
-}
+# shellcheck source=../lib/free_port.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/free_port.sh"
 
 run_case() {
   local sig=$1 root port demo exporter sim i

@@ -169,6 +169,14 @@ TEST(LldpFixtureReader, ReadsAHexFrameAndSaysWhatIsMissing) {
   EXPECT_EQ(reader->Neighbor("../etc", &n), ENODEV);
   EXPECT_EQ(reader->frames(), 2u);
   EXPECT_EQ(reader->malformed_frames(), 1u);
+  // Read again unchanged: no new frame (a poll is not a frame); written anew: one more.
+  ASSERT_EQ(reader->Neighbor("ens1f0np0", &n), 0);
+  EXPECT_EQ(reader->Neighbor("ens2f0np0", &n), EINVAL);
+  EXPECT_EQ(reader->frames(), 2u);
+  EXPECT_EQ(reader->malformed_frames(), 1u);
+  dir.Write("lldp/ens1f0np0", HexOf(SwitchFrame(/*vlan=*/true)));
+  ASSERT_EQ(reader->Neighbor("ens1f0np0", &n), 0);
+  EXPECT_EQ(reader->frames(), 3u);
 }
 
 TEST(LldpCollector, OnePeerPerPhysicalRoceNetdevAndNoneForInfiniBand) {
