@@ -17,6 +17,17 @@ namespace {
 
 constexpr unsigned kSmpTimeoutMs = 500;
 
+// Parses data with one of ib_peer.h's parsers into *out: EIO when it is not that attribute.
+template <typename T>
+int ParseInto(std::span<const uint8_t> data,
+              std::optional<T> (*parse)(std::span<const uint8_t>, std::string*), T* out) {
+  std::string error;
+  auto parsed = parse(data, &error);
+  if (!parsed) return EIO;
+  *out = *parsed;
+  return 0;
+}
+
 class UmadReader : public IbPeerReader {
  public:
   UmadReader() {
@@ -35,21 +46,17 @@ class UmadReader : public IbPeerReader {
                         IbPmaClassPortInfo* out) override {
     uint8_t data[IB_PC_DATA_SZ] = {};
     if (int err = QueryOwnPma(device, port, CLASS_PORT_INFO, data); err != 0) return err;
-    std::string error;
-    auto info = ParsePmaClassPortInfo(data, &error);
-    if (!info) return EIO;
-    *out = *info;
-    return 0;
+    return ParseInto(data, &ParsePmaClassPortInfo, out);
   }
 
   int ReadPortCountersExt(const std::string& device, unsigned port,
                           IbPortCountersExt* out) override {
     uint8_t data[IB_PC_DATA_SZ] = {};
     if (int err = QueryOwnPma(device, port, IB_GSI_PORT_COUNTERS_EXT, data); err != 0) return err;
-    std::string error;
-    auto counters = ParsePortCountersExt(data, &error);
-    if (!counters || counters->port_select != port) return EIO;
-    *out = *counters;
+    IbPortCountersExt counters;
+    if (int err = ParseInto(data, &ParsePortCountersExt, &counters); err != 0) return err;
+    if (counters.port_select != port) return EIO;  // the agent answered for another port
+    *out = counters;
     return 0;
   }
 
@@ -201,22 +208,14 @@ class FixtureReader : public IbPeerReader {
                         IbPmaClassPortInfo* out) override {
     std::vector<uint8_t> data;
     if (int err = ReadOwn(device, port, "class_port_info", &data); err != 0) return err;
-    std::string error;
-    auto info = ParsePmaClassPortInfo(data, &error);
-    if (!info) return EIO;
-    *out = *info;
-    return 0;
+    return ParseInto(std::span<const uint8_t>(data), &ParsePmaClassPortInfo, out);
   }
 
   int ReadPortCountersExt(const std::string& device, unsigned port,
                           IbPortCountersExt* out) override {
     std::vector<uint8_t> data;
     if (int err = ReadOwn(device, port, "port_counters_ext", &data); err != 0) return err;
-    std::string error;
-    auto counters = ParsePortCountersExt(data, &error);
-    if (!counters) return EIO;
-    *out = *counters;
-    return 0;
+    return ParseInto(std::span<const uint8_t>(data), &ParsePortCountersExt, out);
   }
 
  private:
