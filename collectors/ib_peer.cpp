@@ -72,7 +72,7 @@ void IbPeerCollector::ExportPeerXmitWait(const DeviceInfo& device, const PortInf
                    "this port but no flow-control credits: its 64-bit PortXmitWait from "
                    "PortCountersExtended, read from its PMA. Grows when this port's receive "
                    "side holds the fabric back (slow tier).",
-                   NetdevLabels(device, port), static_cast<double>(peer.xmit_wait));
+                   PortLabels(device, port), static_cast<double>(peer.xmit_wait));
       return;
     case ENOTSUP:  // the neighbour's agent has no 64-bit PortXmitWait: a property, said once
     case ENXIO:    // no LID yet: no subnet manager on the fabric

@@ -54,6 +54,8 @@
       nodeWithoutHca: '15m',
       railImbalance: '15m',
       transmitWait: '15m',
+      // The leaf waiting on this HCA (the neighbour's PortXmitWait; slow tier, 60 s samples).
+      slowReceiver: '15m',
       laneErrorsSkewed: '15m',
       moduleEvents: '0m',
       // Transceiver DOM (the `module` collector): below / above the module's own thresholds.
@@ -208,6 +210,9 @@
       railMinBytesPerSecond: 100e6,
       // Share of time an InfiniBand port wanted to send but had no credits (lost bandwidth).
       transmitWaitRatio: 0.1,
+      // Share of time the switch port at the other end had data for this HCA but no credits
+      // (RdmaPortSlowReceiver): the same lost-bandwidth measure, seen from the leaf.
+      slowReceiverWaitRatio: 0.1,
       // One lane far worse than its siblings (the failing optic): its raw pre-FEC errors within
       // windows.laneErrors exceed this many times those of the cleanest lane of the port, and
       // laneMinErrors (site baseline: healthy PAM4 lanes count pre-FEC errors all the time, so

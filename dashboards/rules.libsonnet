@@ -124,6 +124,16 @@
         max_over_time(rdma_port_counters_saturated{%(sel)s, counter="port_xmit_wait"}[%(w)s]) == 1
       |||),
     },
+    {
+      // The same link seen from the leaf: the share of time the switch port had data for this
+      // HCA but no credits (its 64-bit PortXmitWait from its PMA, read by the ib_peer collector
+      // in the slow tier; no saturation). A slow receiver: PCIe or host memory cannot drain.
+      record: fmt('device_port:rdma_port_peer_transmit_wait_ratio:%(r)s'),
+      expr: fmt(|||
+        rate(rdma_port_peer_transmit_wait_ticks_total{%(sel)s}[%(w)s]) * %(xmitWaitBytesPerTick)g
+          / (rdma_port_rate_bytes_per_second{%(sel)s} > 0)
+      |||),
+    },
   ] + [
     // Effective (post-FEC) bit error rate: InfiniBand symbol errors (on HDR/NDR the errors left
     // after FEC) or Ethernet PHY uncorrectable symbols, per bit of line rate; `counter` names
@@ -749,6 +759,11 @@
           |||),
           'InfiniBand port loses bandwidth waiting for credits.',
           '{{ if $labels.saturated }}InfiniBand port %s: port_xmit_wait climbed to its 32-bit maximum within the last %s while the port transmits: it waited for credits long enough to fill the counter; the share of time can no longer be measured until the counter is cleared.{{ else }}InfiniBand port %s waited for credits (port_xmit_wait) {{ $value | humanizePercentage }} of the time: congestion downstream of the port.{{ end }}' % [port, w.transmitWaitSaturated, port],
+          scope='port'),
+    alert('RdmaPortSlowReceiver', 'warning', 'slowReceiver',
+          fmt('device_port:rdma_port_peer_transmit_wait_ratio:%(r)s > %(slowReceiverWaitRatio)g'),
+          'The switch waits on this InfiniBand port: the host receives too slowly.',
+          'The leaf port at the other end of %s had data for it but no credits {{ $value | humanizePercentage }} of the time (its PortXmitWait): this host does not drain what it receives fast enough (PCIe, host memory), and the wait spreads back into the fabric.' % port,
           scope='port'),
     alert('RdmaPhyLaneErrorsSkewed', 'warning', 'laneErrorsSkewed',
           fmt(|||
