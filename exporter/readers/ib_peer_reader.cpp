@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <iterator>
+#include <map>
+#include <memory>
 #include <mutex>
 #include <vector>
 
@@ -61,10 +63,11 @@ class UmadReader : public IbPeerReader {
   }
 
  private:
-  // One umad registration (directed-route SMPs and PMA GMPs) on device/port, closed on scope
-  // exit. The slow tier asks rarely; the counters collector only on ports whose agent declared
-  // the 64-bit PortXmitWait.
+  // One umad registration (directed-route SMPs and PMA GMPs) on device/port, closed when it goes.
   struct Session {
+    Session() = default;
+    Session(const Session&) = delete;
+    Session& operator=(const Session&) = delete;
     ibmad_port* src = nullptr;
     uint16_t lid = 0;  // the port's own base LID (0: none assigned yet)
     int Open(const std::string& device, unsigned port) {
@@ -86,12 +89,24 @@ class UmadReader : public IbPeerReader {
     }
   };
 
-  static int QueryOwnPma(const std::string& device, unsigned port, unsigned attribute,
-                         uint8_t* data) {
-    Session session;
-    if (int err = session.Open(device, port); err != 0) return err;
-    if (session.lid == 0) return ENXIO;
-    return QueryPma(session.src, session.lid, port, attribute, data);
+  // The port's own agent, through a session kept per port: the counters collector asks a port
+  // whose agent declared the 64-bit PortXmitWait every poll, so opening umad and registering
+  // agents each time would be per-poll work. A failed query drops the session (the device may
+  // have been re-registered, or the subnet manager given the port another LID); the next call
+  // opens a new one.
+  int QueryOwnPma(const std::string& device, unsigned port, unsigned attribute, uint8_t* data) {
+    std::lock_guard lock(own_mu_);
+    const std::string key = device + "/" + std::to_string(port);
+    auto it = own_.find(key);
+    if (it == own_.end()) {
+      auto session = std::make_unique<Session>();
+      if (int err = session->Open(device, port); err != 0) return err;
+      if (session->lid == 0) return ENXIO;  // not kept: asked again once the port has a LID
+      it = own_.emplace(key, std::move(session)).first;
+    }
+    int err = QueryPma(it->second->src, it->second->lid, port, attribute, data);
+    if (err != 0) own_.erase(it);
+    return err;
   }
 
   // A LID-routed Get to the PMA at lid, for its port port_select; data holds IB_PC_DATA_SZ bytes.
@@ -166,6 +181,8 @@ class UmadReader : public IbPeerReader {
     return 0;
   }
 
+  std::mutex own_mu_;
+  std::map<std::string, std::unique_ptr<Session>> own_;  // "device/port" -> its open session
   static std::once_flag quiet_once_;
 };
 std::once_flag UmadReader::quiet_once_;

@@ -261,6 +261,14 @@ std::vector<std::pair<std::string, Page>> Sff8636Dac(const Port& p) {
 
 // ---- LLDP: fixtures/lldp/<netdev>, the frame the switch port at the other end sends (hex) ----
 
+// Bytes as the fixture readers take them: lower-case hex, one line.
+std::string Hex(const std::vector<uint8_t>& b) {
+  std::string out;
+  for (uint8_t c : b)
+    out += Fmt("%02x", c);
+  return out + "\n";
+}
+
 // A rail-optimised fabric: RoCE PF rail i is cabled to leaf-rail<i>, the LAG slaves to a storage
 // ToR, the E810 to a management switch. A port that is down hears nothing: its frame says TTL 0
 // (the reader then reports no neighbour), as if the last one had expired.
@@ -300,20 +308,10 @@ std::string RenderLldp(const Device& d, const Port& p) {
   tlv(5, system);                                               // system name
   tlv(7, std::string_view("\x00\x14\x00\x14", 4));              // bridge, router
   tlv(0, "");
-  std::string hex;
-  for (uint8_t b : f)
-    hex += Fmt("%02x", b);
-  return hex + "\n";
+  return Hex(f);
 }
 
 // ---- InfiniBand neighbours: fixtures/smp/<device>/<port>/ ------------------------------------
-
-std::string Hex(const std::vector<uint8_t>& b) {
-  std::string out;
-  for (uint8_t c : b)
-    out += Fmt("%02x", c);
-  return out + "\n";
-}
 
 void PutBe(std::vector<uint8_t>& b, size_t at, uint64_t v, int bytes) {
   for (int i = 0; i < bytes; ++i)
