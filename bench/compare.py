@@ -17,6 +17,7 @@ import json
 import math
 import os
 import re
+import resource
 import shutil
 import signal
 import socket
@@ -530,6 +531,23 @@ def targets(results):
     return "\n".join(out)
 
 
+def raise_file_limit(wanted=65536):
+    """The exporters inherit this limit. rdma_exporter keeps one descriptor per value file
+    (57,344 at 1,024 ports), as under its systemd unit (LimitNOFILE=65536) or a container
+    runtime (1,048,576); a smaller hard limit (20,000 on some VMs) would make it open and close
+    files for each read and measure that instead. Raising the hard limit needs root."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < wanted:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, wanted))
+        except (ValueError, OSError) as e:
+            log(f"cannot raise RLIMIT_NOFILE to {wanted} ({e}); the hard limit stays {hard}")
+            return
+    elif soft != resource.RLIM_INFINITY and soft < wanted:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (min(wanted, hard), hard))
+    log(f"RLIMIT_NOFILE: {resource.getrlimit(resource.RLIMIT_NOFILE)}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--exporter", required=True)
@@ -556,6 +574,7 @@ def main():
             sys.exit(f"compare.py: --{what} {path}: not found or not executable "
                      "(bench/run.sh installs prometheus-node-exporter)")
 
+    raise_file_limit()
     work_dir = args.work_dir or tempfile.mkdtemp(prefix="rdma_bench.")
     os.makedirs(work_dir, exist_ok=True)
     results = []

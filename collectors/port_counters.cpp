@@ -201,12 +201,14 @@ std::map<std::string, PmaReading> ReadPmaCounters(CollectContext& ctx, const Por
 
 bool PortCountersCollector::Collect(const Inventory& inventory, CollectContext& ctx,
                                     MetricSink& sink) {
+  std::set<std::string> present;
   for (const auto& device : inventory.devices) {
     for (const auto& port : device.ports) {
       Labels labels = PortLabels(device, port);
       // Remembered per port: a noietf port proves its 64-bit width only once a value passes
       // 2^32-1, and must not fall back to 32-bit when its counters are cleared.
       std::string key = device.name + "/" + std::to_string(port.number);
+      present.insert(key);
       PmaPortStatus status;
       status.wide_data = wide_data_ports_.count(key) != 0;
       auto readings = ReadPmaCounters(ctx, port, &status);
@@ -224,6 +226,10 @@ bool PortCountersCollector::Collect(const Inventory& inventory, CollectContext& 
         Export(labels, file, reading, sink);
     }
   }
+  // What was learnt of a port that is gone is forgotten: a card swapped in under the same name
+  // proves its counter width and PMA capabilities afresh, and removed ports cost no memory.
+  std::erase_if(wide_data_ports_, [&](const std::string& key) { return !present.count(key); });
+  std::erase_if(xmit_wait64_, [&](const auto& entry) { return !present.count(entry.first); });
   return true;
 }
 

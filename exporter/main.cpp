@@ -96,7 +96,8 @@ HttpConfig MakeHttpConfig(const Options& options) {
   auto interval = std::chrono::duration_cast<std::chrono::seconds>(options.poll_interval).count();
   http.page_refresh_seconds =
       options.poll_interval.count() == 0 ? 10 : static_cast<int>(std::max<int64_t>(interval, 1));
-  http.tls_available = InitHttpLibrary();
+  // TLS can only be asked for by a web config file (at start or on a reload).
+  http.tls_available = InitHttpLibrary(!options.web_config_file.empty());
   return http;
 }
 

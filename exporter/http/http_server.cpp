@@ -479,8 +479,10 @@ int HttpServer::HandleStatus(mg_connection* conn, const Active& active) {
   return 200;
 }
 
-bool InitHttpLibrary() {
-  return (mg_init_library(MG_FEATURES_TLS) & MG_FEATURES_TLS) != 0;
+bool InitHttpLibrary(bool tls) {
+  // Initialising TLS makes ~1.7 MB of OpenSSL resident (error strings, algorithm tables): only
+  // when a web config file (which may ask for TLS, now or after a reload) is given.
+  return (mg_init_library(tls ? MG_FEATURES_TLS : 0) & MG_FEATURES_TLS) != 0;
 }
 
 void ShutdownHttpLibrary() {

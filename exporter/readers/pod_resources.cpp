@@ -1,48 +1,73 @@
 #include "rdma_exporter/pod_resources.h"
 
-#include <google/protobuf/util/json_util.h>
-#include <grpcpp/grpcpp.h>
+#include <dlfcn.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <climits>
+#include <mutex>
 
-#include "pod_resources.grpc.pb.h"
+#include "kubelet_module.h"
 #include "rdma_exporter/logging.h"
-#include "shared_device_plugin_config.pb.h"
 
 namespace rdma_exporter {
 namespace {
 
-// "DEADLINE_EXCEEDED" style names of gRPC's status codes, lower-cased for metric labels.
-std::string StatusReason(grpc::StatusCode code) {
-  switch (code) {
-    case grpc::StatusCode::CANCELLED:
-      return "cancelled";
-    case grpc::StatusCode::UNKNOWN:
-      return "unknown";
-    case grpc::StatusCode::INVALID_ARGUMENT:
-      return "invalid_argument";
-    case grpc::StatusCode::DEADLINE_EXCEEDED:
-      return "deadline_exceeded";
-    case grpc::StatusCode::NOT_FOUND:
-      return "not_found";
-    case grpc::StatusCode::PERMISSION_DENIED:
-      return "permission_denied";
-    case grpc::StatusCode::RESOURCE_EXHAUSTED:
-      return "resource_exhausted";
-    case grpc::StatusCode::UNIMPLEMENTED:
-      return "unimplemented";
-    case grpc::StatusCode::INTERNAL:
-      return "internal";
-    case grpc::StatusCode::UNAVAILABLE:
-      return "unavailable";
-    case grpc::StatusCode::UNAUTHENTICATED:
-      return "unauthenticated";
-    default:
-      return "grpc_" + std::to_string(static_cast<int>(code));
+// The module's path beside the executable: <dir of exe>/../lib/rdma_exporter/ holds it in the
+// build tree (build/exporter/, build/tests/) and once installed (/usr/bin -> /usr/lib/...), like
+// the OpenSSL shims the executable's RUNPATH finds there.
+std::string ModulePathBesideExecutable() {
+  char exe[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  if (n <= 0) return "";
+  std::string dir(exe, static_cast<size_t>(n));
+  dir.erase(dir.rfind('/') + 1);
+  return dir + "../lib/rdma_exporter/" + kKubeletModuleFile;
+}
+
+struct LoadedModule {
+  const KubeletModule* module = nullptr;
+  std::string error;
+};
+
+// Loads the module once per process and keeps it (gRPC's threads live in it: never dlclose'd).
+const LoadedModule& KubeletModuleOnce() {
+  static LoadedModule loaded;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    std::string path = ModulePathBesideExecutable();
+    void* handle = path.empty() ? nullptr : dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    std::string beside = handle == nullptr && !path.empty() ? dlerror() : "";
+    if (handle == nullptr) {
+      // Elsewhere: the executable's RUNPATH or LD_LIBRARY_PATH.
+      path = kKubeletModuleFile;
+      handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    }
+    if (handle == nullptr) {
+      loaded.error = beside.empty() ? dlerror() : beside;
+      return;
+    }
+    auto entry = reinterpret_cast<const KubeletModule* (*)()>(dlsym(handle, kKubeletModuleSymbol));
+    const KubeletModule* module = entry != nullptr ? entry() : nullptr;
+    if (module == nullptr || module->version != kKubeletModuleVersion ||
+        module->this_size != sizeof(KubeletModule)) {
+      loaded.error = std::string(kKubeletModuleFile) + " is not this exporter's build";
+      return;
+    }
+    loaded.module = module;
+    LogDebug("loaded the kubelet module", {{"file", path}});
+  });
+  if (!loaded.error.empty()) {
+    static std::once_flag warned;
+    std::call_once(warned, [] {
+      LogWarn("cannot load the kubelet module: no pod attribution",
+              {{"file", kKubeletModuleFile}, {"error", loaded.error}});
+    });
   }
+  return loaded;
 }
 
 }  // namespace
@@ -51,54 +76,43 @@ struct PodResourcesClient::Impl {
   std::string socket_path;
   std::chrono::milliseconds deadline;
   int max_response_bytes;
-  std::unique_ptr<v1::PodResourcesLister::Stub> stub;
+  const KubeletModule* module = nullptr;
+  void* client = nullptr;  // the module's, created on the first List
 };
 
 PodResourcesClient::PodResourcesClient(std::string socket_path, std::chrono::milliseconds deadline,
                                        int max_response_bytes)
-    : impl_(
-          std::make_unique<Impl>(Impl{std::move(socket_path), deadline, max_response_bytes, {}})) {}
+    : impl_(std::make_unique<Impl>(Impl{std::move(socket_path), deadline, max_response_bytes})) {}
 
-PodResourcesClient::~PodResourcesClient() = default;
+PodResourcesClient::~PodResourcesClient() {
+  if (impl_->client != nullptr) impl_->module->delete_client(impl_->client);
+}
 
 bool PodResourcesClient::List(std::vector<ContainerDeviceGrant>* out, std::string* reason,
                               std::string* detail) {
   out->clear();
-  if (!impl_->stub) {
-    grpc::ChannelArguments args;
-    args.SetMaxReceiveMessageSize(impl_->max_response_bytes);
-    // gRPC's reconnect backoff grows to 120 s by default; a restarted kubelet should be seen
-    // again within a poll interval or two.
-    args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 200);
-    args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 200);
-    args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 5000);
-    auto channel = grpc::CreateCustomChannel("unix:" + impl_->socket_path,
-                                             grpc::InsecureChannelCredentials(), args);
-    impl_->stub = v1::PodResourcesLister::NewStub(channel);
-  }
-  grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() + impl_->deadline);
-  v1::ListPodResourcesRequest request;
-  v1::ListPodResourcesResponse response;
-  grpc::Status status = impl_->stub->List(&context, request, &response);
-  if (!status.ok()) {
-    *reason = StatusReason(status.error_code());
-    *detail = status.error_message();
-    return false;
-  }
-  for (const auto& pod : response.pod_resources()) {
-    for (const auto& container : pod.containers()) {
-      for (const auto& devices : container.devices()) {
-        if (devices.device_ids().empty()) continue;
-        out->push_back({pod.namespace_(),
-                        pod.name(),
-                        container.name(),
-                        devices.resource_name(),
-                        {devices.device_ids().begin(), devices.device_ids().end()}});
-      }
+  if (impl_->client == nullptr) {
+    const LoadedModule& loaded = KubeletModuleOnce();
+    if (loaded.module == nullptr) {
+      *reason = "module_unavailable";
+      *detail = loaded.error;
+      return false;
     }
+    impl_->module = loaded.module;
+    impl_->client =
+        impl_->module->new_client(impl_->socket_path, impl_->deadline, impl_->max_response_bytes);
   }
-  return true;
+  return impl_->module->list(impl_->client, out, reason, detail);
+}
+
+std::optional<std::vector<SharedDevicePool>> ParseSharedDevicePluginConfig(std::string_view json,
+                                                                           std::string* error) {
+  const LoadedModule& loaded = KubeletModuleOnce();
+  if (loaded.module == nullptr) {
+    *error = "cannot load " + std::string(kKubeletModuleFile) + ": " + loaded.error;
+    return std::nullopt;
+  }
+  return loaded.module->parse_shared_device_plugin_config(json, error);
 }
 
 PodResourcesWatcher::PodResourcesWatcher(Options options)
@@ -171,38 +185,6 @@ void PodResourcesWatcher::Run() {
     state_ = std::move(next);
     if (wake_.wait_for(lock, options_.interval, [this] { return stop_; })) return;
   }
-}
-
-std::optional<std::vector<SharedDevicePool>> ParseSharedDevicePluginConfig(std::string_view json,
-                                                                           std::string* error) {
-  shared_dp::Config config;
-  google::protobuf::util::JsonParseOptions options;
-  options.ignore_unknown_fields = true;  // periodicUpdateInterval, rdmaHcaMax, ...
-  auto status = google::protobuf::util::JsonStringToMessage(
-      google::protobuf::StringPiece(json.data(), json.size()), &config, options);
-  if (!status.ok()) {
-    *error = std::string(status.message());
-    return std::nullopt;
-  }
-  const std::string prefix = config.resource_prefix().empty() ? "rdma" : config.resource_prefix();
-  std::vector<SharedDevicePool> pools;
-  for (const auto& resource : config.config_list()) {
-    if (resource.resource_name().empty()) {
-      *error = "a configList entry has no resourceName";
-      return std::nullopt;
-    }
-    SharedDevicePool pool;
-    pool.resource = prefix + "/" + resource.resource_name();
-    const auto& s = resource.selectors();
-    pool.vendors.assign(s.vendors().begin(), s.vendors().end());
-    pool.device_ids.assign(s.device_ids().begin(), s.device_ids().end());
-    pool.drivers.assign(s.drivers().begin(), s.drivers().end());
-    pool.if_names.assign(s.if_names().begin(), s.if_names().end());
-    pool.if_names.insert(pool.if_names.end(), resource.devices().begin(), resource.devices().end());
-    pool.link_types.assign(s.link_types().begin(), s.link_types().end());
-    pools.push_back(std::move(pool));
-  }
-  return pools;
 }
 
 namespace {

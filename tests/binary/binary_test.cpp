@@ -2,6 +2,10 @@
 // over HTTP on 127.0.0.1, output linted with promtool. Every process is stopped by its PID.
 #include <gtest/gtest.h>
 
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -30,10 +34,10 @@ void WaitForSimulator(Process& sim) {
 // A running exporter on a free loopback port, ready (first poll done) when constructed.
 class Exporter {
  public:
-  explicit Exporter(std::vector<std::string> flags) {
+  explicit Exporter(std::vector<std::string> flags, const std::string& binary = kExporter) {
     for (int attempt = 0; attempt < 5; ++attempt) {
       port_ = FreeLoopbackPort();
-      std::vector<std::string> argv = {kExporter,
+      std::vector<std::string> argv = {binary,
                                        "--web.listen-address=127.0.0.1:" + std::to_string(port_)};
       argv.insert(argv.end(), flags.begin(), flags.end());
       process_ = std::make_unique<Process>(argv);
@@ -209,6 +213,89 @@ TEST(Binary, JsonLogsAreOneObjectPerLine) {
 TEST(Binary, StopsCleanlyOnSigterm) {
   Exporter exporter({"--path.sysfs=" + RxeCaptureSysfs()});
   EXPECT_EQ(exporter.process().Stop(), 0);
+}
+
+// The shared objects mapped into a process (/proc/<pid>/maps), one path per line.
+std::string MappedFiles(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/maps");
+  std::string maps((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_FALSE(maps.empty()) << "no /proc/" << pid << "/maps";
+  return maps;
+}
+
+// A unix socket that listens and never answers: enough for the kubelet client to try.
+class SilentUnixSocket {
+ public:
+  explicit SilentUnixSocket(const std::string& path) {
+    fd_ = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path.c_str());
+    EXPECT_EQ(bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0) << path;
+    EXPECT_EQ(listen(fd_, 8), 0);
+  }
+  ~SilentUnixSocket() { close(fd_); }
+
+ private:
+  int fd_ = -1;
+};
+
+// gRPC and protobuf (~5 MB resident once loaded) live in librdma_exporter_kubelet.so, loaded
+// only once a kubelet socket is there.
+TEST(Binary, LoadsTheKubeletModuleOnlyWhenAKubeletSocketAppears) {
+  TempDir dir;
+  const std::string socket_path = dir.path() + "/kubelet.sock";
+  Exporter exporter({"--path.sysfs=" + RxeCaptureSysfs(),
+                     "--collector.pod_resources.socket=" + socket_path,
+                     "--collector.pod_resources.interval=1s", "--poll-interval=1s"});
+  pid_t pid = exporter.process().pid();
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // a watcher round without it
+  std::string maps = MappedFiles(pid);
+  EXPECT_EQ(maps.find("librdma_exporter_kubelet.so"), std::string::npos) << maps;
+  EXPECT_EQ(maps.find("libgrpc"), std::string::npos) << maps;
+  EXPECT_EQ(maps.find("libprotobuf"), std::string::npos) << maps;
+
+  SilentUnixSocket kubelet(socket_path);
+  bool loaded = false;
+  for (int i = 0; i < 100 && !loaded; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    maps = MappedFiles(pid);
+    loaded = maps.find("librdma_exporter_kubelet.so") != std::string::npos;
+  }
+  EXPECT_TRUE(loaded) << maps;
+  EXPECT_NE(maps.find("libgrpc"), std::string::npos);
+  EXPECT_EQ(exporter.process().Stop(), 0) << exporter.process().stderr_text();
+}
+
+// Without the module (a copy of the binary beside only the OpenSSL shims) a kubelet socket gives
+// one warning and a counted error; every other metric is still served.
+TEST(Binary, AMissingKubeletModuleIsACountedErrorNotACrash) {
+  TempDir dir;
+  fs::create_directories(dir.path() + "/bin");
+  fs::create_directories(dir.path() + "/lib/rdma_exporter");
+  const std::string binary = dir.path() + "/bin/rdma_exporter";
+  fs::copy_file(kExporter, binary);
+  fs::path shims = fs::path(kExporter).parent_path() / ".." / "lib" / "rdma_exporter";
+  for (const char* shim : {"libssl.so", "libcrypto.so"})
+    fs::copy_file(shims / shim, dir.path() + "/lib/rdma_exporter/" + shim);
+  const std::string socket_path = dir.path() + "/kubelet.sock";
+  SilentUnixSocket kubelet(socket_path);
+  Exporter exporter(
+      {"--path.sysfs=" + RxeCaptureSysfs(), "--collector.pod_resources.socket=" + socket_path,
+       "--collector.pod_resources.interval=1s", "--poll-interval=1s"},
+      binary);
+  const std::string series =
+      "rdma_exporter_read_errors_total{collector=\"pod_resources\",reason=\"module_unavailable\"}";
+  std::string text;
+  for (int i = 0; i < 50 && SampleValue(text, series) < 1; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    text = exporter.Metrics();
+  }
+  EXPECT_GE(SampleValue(text, series), 1) << text;
+  EXPECT_NE(text.find("\nrdma_port_up{"), std::string::npos);
+  EXPECT_EQ(exporter.process().Stop(), 0);
+  const std::string log = exporter.process().stderr_text();
+  EXPECT_NE(log.find("cannot load the kubelet module"), std::string::npos) << log;
 }
 
 // The demo fabric: the simulator keeps a tree moving and the exporter shows it.

@@ -50,6 +50,20 @@ for f in "$SRC"/dashboards/out/*.rules.yaml; do
   cmp -s "$f" "/usr/share/rdma-exporter/rules/$(basename "$f")" ||
     { echo "FAIL: $(basename "$f") not installed"; fail=1; }
 done
+# The kubelet module (dlopen()ed by path beside the binary) and every library it links.
+MODULE=/usr/lib/rdma_exporter/librdma_exporter_kubelet.so
+if [ -e "$MODULE" ]; then
+  if ldd "$MODULE" | grep -q "not found"; then
+    ldd "$MODULE"
+    echo "FAIL: $MODULE has unresolved libraries"
+    fail=1
+  fi
+  dpkg-deb -I "$DEB" | grep -q 'Depends:.*libgrpc++' ||
+    { echo "FAIL: the package does not depend on libgrpc++ (the kubelet module links it)"; fail=1; }
+else
+  echo "FAIL: $MODULE not installed"
+  fail=1
+fi
 out=$(systemd-analyze verify /usr/lib/systemd/system/rdma_exporter.service 2>&1) || fail=1
 [ -z "$out" ] || { echo "$out"; fail=1; }
 /usr/bin/rdma_exporter --version

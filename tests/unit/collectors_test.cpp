@@ -500,6 +500,29 @@ TEST(PortCountersCollector, NoietfPortAtExactly32BitAllOnesIsNotSaturatedAndWidt
             1);
 }
 
+// What a port proved is forgotten once the port is gone: a card that comes back under the same
+// name (a swap, a re-registered device) proves its width afresh.
+TEST(PortCountersCollector, AVanishedPortsRememberedWidthIsForgotten) {
+  TempDir tmp;
+  CopyTree(Ib(), tmp);
+  std::string dir = "class/infiniband/mlx5_2/ports/4/counters/";
+  tmp.Write(dir + "port_rcv_packets", "6800000000\n");  // > 2^32-1: the noietf table
+  SysfsReader reader(tmp.path());
+  PortCountersCollector collector;
+  auto first = RunCollector(collector, reader);
+  EXPECT_FALSE(Value(first.families, kSaturated, PortWith("mlx5_2", 4, "counter", "port_xmit_data"))
+                   .has_value());
+  const std::string device = tmp.path() + "/class/infiniband/mlx5_2";
+  std::filesystem::rename(device, tmp.path() + "/mlx5_2.away");
+  auto gone = RunCollector(collector, reader);
+  EXPECT_FALSE(Value(gone.families, "rdma_port_packets_received_total", Port("mlx5_2", 4)));
+  std::filesystem::rename(tmp.path() + "/mlx5_2.away", device);
+  tmp.Write(dir + "port_rcv_packets", "5\n");
+  auto back = RunCollector(collector, reader);
+  EXPECT_EQ(Value(back.families, kSaturated, PortWith("mlx5_2", 4, "counter", "port_xmit_data")),
+            1);
+}
+
 // The extended table (unicast_* files) is 64-bit from the start: 2^32-1 there is just a value.
 TEST(PortCountersCollector, ExtTableValueAt32BitAllOnesIsNotSaturated) {
   TempDir tmp;

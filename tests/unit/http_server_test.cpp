@@ -37,7 +37,7 @@ TEST(HttpServer, AnExceptionInAHandlerIsA500AndTheServerKeepsServing) {
     if (path == "/throw") throw std::runtime_error("handler bug");
     if (path == "/throw-int") throw 42;
   };
-  InitHttpLibrary();
+  InitHttpLibrary(false);
   HttpServer server(config, poller);
   std::string error;
   ASSERT_TRUE(server.Start(&error)) << error;
@@ -85,7 +85,7 @@ TEST(HttpServer, IdleConnectionsWaitInTheGateAndStopClosesThem) {
   config.civetweb_ports = "127.0.0.1:" + std::to_string(port);
   config.max_connections = 1;
   config.read_timeout = std::chrono::seconds(30);
-  InitHttpLibrary();
+  InitHttpLibrary(false);
   HttpServer server(config, poller);
   std::string error;
   for (int round = 0; round < 3; ++round) {

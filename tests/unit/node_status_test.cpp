@@ -355,7 +355,7 @@ TEST(NodePage, ServedWithTheStatusJsonAndTheScriptFromTheLastSnapshots) {
   config.civetweb_ports = "127.0.0.1:" + std::to_string(port);
   config.max_connections = 4;
   config.node_name = "capture-node";
-  InitHttpLibrary();
+  InitHttpLibrary(false);
   HttpServer server(config, poller);
   std::string error;
   ASSERT_TRUE(server.Start(&error)) << error;

@@ -45,12 +45,15 @@ for b in /usr/bin/rdma /usr/bin/ip /usr/bin/ibv_devinfo /usr/bin/ibv_rc_pingpong
   copy "$b"
 done
 copy "$EXPORTER" /usr/local/bin/rdma_exporter
-# Its private libraries (the OpenSSL shims) are found through RUNPATH $ORIGIN/../lib/rdma_exporter:
-# keep that layout next to the copy.
+# Its private libraries (the OpenSSL shims, the kubelet module and what it links) are found
+# through RUNPATH / the path $ORIGIN/../lib/rdma_exporter: keep that layout next to the copy.
 shims=$(dirname "$(readlink -f "$EXPORTER")")/../lib/rdma_exporter
 if [ -d "$shims" ]; then
   mkdir -p usr/local/lib/rdma_exporter
-  cp -L "$shims"/*.so usr/local/lib/rdma_exporter/
+  for lib in "$shims"/*.so; do
+    cp -L "$lib" usr/local/lib/rdma_exporter/
+    copy_libs "$lib"
+  done
 fi
 # glibc dlopen()s libgcc_s (pthread_exit/cancellation); ldd does not list it for C programs.
 copy /lib/x86_64-linux-gnu/libgcc_s.so.1

@@ -122,10 +122,11 @@ class HttpServer {
   std::shared_ptr<const NodeHealth> status_;  // of the latest snapshot it was asked for
 };
 
-// Initialises CivetWeb once per process, before the first HttpServer. Returns whether TLS is
-// available: CivetWeb reports it only when it found every OpenSSL function it needs (through the
-// shims in exporter/http/tls_shim); without it TLS is refused rather than crashing later.
-bool InitHttpLibrary();
+// Initialises CivetWeb once per process, before the first HttpServer; with `tls` its OpenSSL
+// too. Returns whether TLS is available: CivetWeb reports it only when asked for it and it found
+// every OpenSSL function it needs (through the shims in exporter/http/tls_shim); without it TLS
+// is refused rather than crashing later.
+bool InitHttpLibrary(bool tls);
 // Releases what InitHttpLibrary set up, after the last HttpServer stopped.
 void ShutdownHttpLibrary();
 
