@@ -2,6 +2,7 @@
 #include "rdma_exporter/host.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -71,9 +72,34 @@ size_t CountOpenFds() {
   return fds;
 }
 
+// /proc/self/stat through a descriptor kept open: one pread per poll instead of open, read until
+// EOF and close (the kernel generates the whole file on each read at offset 0).
+std::string ReadSelfStat() {
+  static const int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+  char buf[4096];
+  ssize_t n = fd >= 0 ? pread(fd, buf, sizeof(buf), 0) : -1;
+  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
+}
+
+// The boot time (btime of /proc/stat), read once: it does not change while the system runs.
+double BootTimeSeconds() {
+  static const double boot_time = [] {
+    std::ifstream proc_stat("/proc/stat");
+    std::string key;
+    double value = 0;
+    while (proc_stat >> key) {
+      if (key == "btime") {
+        proc_stat >> value;
+        break;
+      }
+    }
+    return value;
+  }();
+  return boot_time;
+}
+
 void AddProcessMetrics(MetricSink& sink) {
-  std::string stat;
-  if (ReadWholeFile("/proc/self/stat", &stat) != 0) stat.clear();
+  std::string stat = ReadSelfStat();
   // Fields after the ")" that closes the command name; field 3 (state) is the first.
   size_t close = stat.rfind(')');
   if (close != std::string::npos) {
@@ -90,18 +116,9 @@ void AddProcessMetrics(MetricSink& sink) {
                  std::stod(f[20]));
       sink.Gauge("process_resident_memory_bytes", "Resident memory size in bytes.", {},
                  std::stod(f[21]) * page);
-      std::ifstream proc_stat("/proc/stat");
-      std::string key;
-      double boot_time = 0;
-      while (proc_stat >> key) {
-        if (key == "btime") {
-          proc_stat >> boot_time;
-          break;
-        }
-      }
       sink.Gauge("process_start_time_seconds",
                  "Start time of the process since unix epoch in seconds.", {},
-                 boot_time + std::stod(f[19]) / ticks);
+                 BootTimeSeconds() + std::stod(f[19]) / ticks);
     }
   }
   sink.Gauge("process_open_fds", "Number of open file descriptors.", {},

@@ -42,6 +42,11 @@ NlMsgPtr NewNetlinkRequest(uint16_t type, int flags) {
 
 namespace {
 
+// Twice the largest message the kernel sends to a reader: dump parts are at most 32 KiB
+// (netlink_dump sizes them by the reader's buffer, capped there) and the replies read here
+// (RTM_GETLINK without VF info, DCB, ethtool module pages, RDMA netlink) are a few KiB.
+constexpr size_t kReceiveBufferBytes = 64 * 1024;
+
 // What the receive callbacks share with Transact.
 struct Exchange {
   uint16_t reply_type = 0;
@@ -102,8 +107,12 @@ int NetlinkChannel::Connect() {
   int err = nl_connect(sock.get(), protocol_);
   if (err < 0) return NlErrno(err);
   nl_socket_disable_auto_ack(sock.get());
-  // Read each message's size first: a dump part (RTM_NEWLINK with stats) can exceed a page.
-  nl_socket_enable_msg_peek(sock.get());
+  // One recvmsg per message into a buffer larger than any the kernel sends, instead of peeking
+  // at each message's size first (libnl's default), which doubled the recvmsg calls of every
+  // request (per port, for STAT_GET). A larger message would fail with NLE_MSG_TRUNC: counted,
+  // never read in part.
+  nl_socket_disable_msg_peek(sock.get());
+  if (nl_socket_set_msg_buf_size(sock.get(), kReceiveBufferBytes) < 0) return ENOMEM;
   timeval timeout{};
   timeout.tv_sec = static_cast<time_t>(receive_timeout_.count() / 1000);
   timeout.tv_usec = static_cast<suseconds_t>(receive_timeout_.count() % 1000 * 1000);
