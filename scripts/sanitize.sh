@@ -85,6 +85,7 @@ asan="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-poi
 cmake -S . -B "$SAN_DIR" -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=None \
   -DCMAKE_CXX_FLAGS="-O1 -gline-tables-only $asan -fsanitize=fuzzer-no-link" \
   -DCMAKE_EXE_LINKER_FLAGS="$asan" -DCMAKE_SHARED_LINKER_FLAGS="$asan" \
+  -DCMAKE_MODULE_LINKER_FLAGS="$asan" \
   -DRDMA_FUZZ_SECONDS="${RDMA_FUZZ_SECONDS:-5}" -DRDMA_EXPORTER_FUZZ=ON >/dev/null
 targets=(fuzz_sysfs_parse fuzz_ethtool fuzz_netlink fuzz_web_config fuzz_module_eeprom fuzz_lldp fuzz_smp)
 if $all; then targets+=(unit_tests binary_tests hardening_tests); fi
@@ -114,7 +115,7 @@ begin_stage "TSan build ($TSAN_DIR)"
 tsan="-fsanitize=thread"
 cmake -S . -B "$TSAN_DIR" -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=None \
   -DCMAKE_CXX_FLAGS="-O1 -gline-tables-only $tsan" -DCMAKE_EXE_LINKER_FLAGS="$tsan" \
-  -DCMAKE_SHARED_LINKER_FLAGS="$tsan" >/dev/null
+  -DCMAKE_SHARED_LINKER_FLAGS="$tsan" -DCMAKE_MODULE_LINKER_FLAGS="$tsan" >/dev/null
 # Of the unit test binaries only http_unit_tests holds the Poller.* and HttpServer.* tests run
 # here: the collector and CLI test binaries are not built under TSan.
 cmake --build "$TSAN_DIR" -j"$jobs" --target http_unit_tests binary_tests hardening_tests
