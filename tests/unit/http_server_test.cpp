@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "process.h"
+#include "rdma_exporter/collector.h"
 #include "rdma_exporter/metric_names.h"
 #include "test_util.h"
 
@@ -105,6 +106,113 @@ TEST(HttpServer, IdleConnectionsWaitInTheGateAndStopClosesThem) {
       close(fd);
     }
   }
+}
+
+// Reads one response from fd: the head (status line and headers) and a Content-Length body.
+struct RawResponse {
+  std::string head;
+  std::string body;
+  bool complete = false;
+};
+
+RawResponse ReadResponse(int fd, bool head_only = false) {
+  RawResponse r;
+  timeval tv{5, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  std::string data;
+  char buf[16384];
+  size_t end = std::string::npos;
+  while ((end = data.find("\r\n\r\n")) == std::string::npos) {
+    ssize_t n = recv(fd, buf, sizeof(buf), 0);
+    if (n <= 0) return r;
+    data.append(buf, static_cast<size_t>(n));
+  }
+  r.head = data.substr(0, end + 2);
+  size_t length_at = r.head.find("\r\nContent-Length: ");
+  if (length_at == std::string::npos) return r;
+  size_t length = std::stoul(r.head.substr(length_at + 18));
+  r.body = data.substr(end + 4);
+  if (head_only) length = 0;
+  while (r.body.size() < length) {
+    ssize_t n = recv(fd, buf, sizeof(buf), 0);
+    if (n <= 0) return r;
+    r.body.append(buf, static_cast<size_t>(n));
+  }
+  r.complete = r.body.size() == length;
+  return r;
+}
+
+bool SendAll(int fd, std::string_view data) {
+  return send(fd, data.data(), data.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(data.size());
+}
+
+// The server writes each response head itself (one write instead of CivetWeb's send per
+// header line): its Connection header must say what CivetWeb then does with the connection,
+// and a small or large body, HEAD and keep-alive must come out as before.
+TEST(HttpServer, TheResponseHeadTellsWhatHappensToTheConnection) {
+  PollerConfig poller_config;
+  for (const auto& factory : CollectorRegistry())
+    poller_config.collectors.push_back(factory.create(CollectorOptions{}));
+  poller_config.process_metrics = false;
+  // A port with 2,000 hardware counters: a /metrics body larger than one write.
+  testing::TempDir tree;
+  tree.Write("class/infiniband/mlx5_0/node_type", "1: CA\n");
+  tree.Write("class/infiniband/mlx5_0/ports/1/state", "4: ACTIVE\n");
+  for (int i = 0; i < 2000; ++i)
+    tree.Write("class/infiniband/mlx5_0/ports/1/hw_counters/counter_" + std::to_string(i), "7\n");
+  Poller poller(std::make_unique<SysfsReader>(tree.path()), std::move(poller_config));
+  poller.Collect();
+  HttpConfig config;
+  int port = testing::FreeLoopbackPort();
+  config.civetweb_ports = "127.0.0.1:" + std::to_string(port);
+  config.max_connections = 4;
+  InitHttpLibrary(false);
+  HttpServer server(config, poller);
+  std::string error;
+  ASSERT_TRUE(server.Start(&error)) << error;
+  std::string metrics = testing::HttpGet(port, "/metrics").body;
+  // Larger than one write (kSingleWriteBody): the body follows its head in a second write.
+  ASSERT_GT(metrics.size(), 64u * 1024);
+
+  // HTTP/1.1: kept alive; three requests on one connection, small and large bodies and HEAD.
+  int fd = ConnectLoopback(port);
+  ASSERT_GE(fd, 0);
+  ASSERT_TRUE(SendAll(fd, "GET /-/healthy HTTP/1.1\r\nHost: x\r\n\r\n"));
+  RawResponse healthy = ReadResponse(fd);
+  ASSERT_TRUE(healthy.complete) << healthy.head;
+  EXPECT_EQ(healthy.head.substr(0, 17), "HTTP/1.1 200 OK\r\n");
+  EXPECT_NE(healthy.head.find("\r\nConnection: keep-alive\r\n"), std::string::npos);
+  EXPECT_NE(healthy.head.find("\r\nDate: "), std::string::npos);
+  EXPECT_NE(healthy.head.find("\r\nX-Content-Type-Options: nosniff\r\n"), std::string::npos);
+  EXPECT_EQ(healthy.body, "Healthy\n");
+  ASSERT_TRUE(SendAll(fd, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n"));
+  RawResponse full = ReadResponse(fd);
+  ASSERT_TRUE(full.complete) << full.head;
+  EXPECT_EQ(full.body.size(), metrics.size());
+  EXPECT_NE(full.body.find("counter_1999"), std::string::npos);
+  ASSERT_TRUE(SendAll(fd, "HEAD /metrics HTTP/1.1\r\nHost: x\r\n\r\n"));
+  RawResponse head = ReadResponse(fd, /*head_only=*/true);
+  EXPECT_NE(head.head.find("\r\nContent-Length: "), std::string::npos) << head.head;
+  EXPECT_TRUE(head.body.empty());
+  ASSERT_TRUE(SendAll(fd, "GET /nowhere HTTP/1.1\r\nHost: x\r\nConnection: x, Keep-Alive\r\n\r\n"));
+  RawResponse missing = ReadResponse(fd);
+  EXPECT_EQ(missing.head.substr(0, 22), "HTTP/1.1 404 Not Found");
+  EXPECT_NE(missing.head.find("\r\nConnection: keep-alive\r\n"), std::string::npos);
+  close(fd);
+
+  // HTTP/1.0 without a Connection header, and HTTP/1.1 asking to close: "close", then closed.
+  for (std::string_view request : {"GET /-/healthy HTTP/1.0\r\n\r\n",
+                                   "GET /-/healthy HTTP/1.1\r\nConnection: close\r\n\r\n"}) {
+    fd = ConnectLoopback(port);
+    ASSERT_GE(fd, 0);
+    ASSERT_TRUE(SendAll(fd, request));
+    RawResponse r = ReadResponse(fd);
+    EXPECT_TRUE(r.complete) << request;
+    EXPECT_NE(r.head.find("\r\nConnection: close\r\n"), std::string::npos) << r.head;
+    EXPECT_TRUE(ServerCloses(fd)) << request;
+    close(fd);
+  }
+  server.Stop();
 }
 
 }  // namespace
