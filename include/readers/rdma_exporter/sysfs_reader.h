@@ -91,6 +91,13 @@ class SysfsReader {
   std::string root_;
   std::unordered_map<std::string, CachedFile> files_;
   std::unordered_map<std::string, CachedAttribute> attributes_;
+  // Directories listed in this or the previous poll, with their descriptor kept.
+  struct CachedDir {
+    UniqueFd fd;
+    uint64_t last_used = 0;
+  };
+  std::unordered_map<std::string, CachedDir> dirs_;
+  std::vector<char> dirent_buf_;
   uint64_t generation_ = 1;
   bool fd_cache_full_ = false;
   size_t max_cached_files_ = 1 << 20;
