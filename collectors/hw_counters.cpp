@@ -206,8 +206,9 @@ std::vector<std::pair<std::string, uint64_t>> ReadHwCounterDir(CollectContext& c
     if (it != files.end()) std::rotate(files.begin(), it, it + 1);
   }
   std::string value;
+  std::string path;  // one buffer for every file's path: no allocation per file
   for (const auto& file : files) {
-    std::string path = JoinPath(dir, file);
+    path.assign(dir).append("/").append(file);
     if (!ctx.Read(path, &value)) continue;
     auto parsed = ParseU64(value);
     if (!parsed) {

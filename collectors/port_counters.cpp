@@ -110,8 +110,9 @@ std::map<std::string, PmaReading> ReadCountersDir(CollectContext& ctx, const std
                                                   std::vector<std::string>* no_pma) {
   std::map<std::string, PmaReading> readings;
   std::string value;
+  std::string path;  // one buffer for every file's path: no allocation per file
   for (const auto& file : files) {
-    std::string path = JoinPath(dir, file);
+    path.assign(dir).append("/").append(file);
     if (!ctx.Read(path, &value)) continue;
     auto parsed = ParseU64(value);  // rejects "N/A (no PMA)", garbage, empty
     if (!parsed) {

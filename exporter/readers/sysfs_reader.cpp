@@ -86,6 +86,7 @@ int SysfsReader::ReadFile(const std::string& path, std::string* out) {
   }
   if (it != files_.end()) {
     it->second.last_used = generation_;
+    ++files_used_;
     int err = ReadCached(path, &it->second, out);
     // A cached descriptor of a removed-and-re-added device reads ENODEV: reopen once.
     if (err == ENODEV || err == ESTALE) {
@@ -94,6 +95,7 @@ int SysfsReader::ReadFile(const std::string& path, std::string* out) {
     }
     if (err != 0 && it->second.fd.valid() && err != EINVAL && err != EIO && err != EAGAIN) {
       files_.erase(it);
+      --files_used_;
       return err;
     }
     it->second.content = *out;
@@ -116,6 +118,7 @@ int SysfsReader::ReadFile(const std::string& path, std::string* out) {
   // Keep the descriptor even when the read failed with EINVAL/EIO: the kernel re-evaluates the
   // attribute on every read, so a later pread may succeed.
   files_.emplace(path, CachedFile{std::move(fd), generation_, err, *out});
+  ++files_used_;
   return err;
 }
 
@@ -204,6 +207,7 @@ const SysfsReader::CachedAttribute& SysfsReader::LookupAttribute(const std::stri
   CachedAttribute& entry = it->second;
   // Absent (ENOENT) is as fixed as present; other failures (EMFILE, ENOMEM, EACCES) are retried.
   if (inserted || (entry.error != 0 && entry.error != ENOENT)) entry.error = fill(&entry);
+  if (inserted || entry.last_used != generation_) ++attributes_used_;
   entry.last_used = generation_;
   return entry;
 }
@@ -258,32 +262,30 @@ bool SysfsReader::Exists(const std::string& path) {
 }
 
 void SysfsReader::CloseUnder(std::string_view prefix) {
-  std::erase_if(attributes_, [&](const auto& entry) {
-    return std::string_view(entry.first).substr(0, prefix.size()) == prefix;
-  });
-  std::erase_if(dirs_, [&](const auto& entry) {
-    return std::string_view(entry.first).substr(0, prefix.size()) == prefix;
-  });
-  for (auto it = files_.begin(); it != files_.end();) {
-    if (std::string_view(it->first).substr(0, prefix.size()) == prefix) {
-      it = files_.erase(it);
-    } else {
-      ++it;
-    }
-  }
+  auto under = [&](const std::string& path) {
+    return std::string_view(path).substr(0, prefix.size()) == prefix;
+  };
+  std::erase_if(attributes_, [&](const auto& entry) { return under(entry.first); });
+  std::erase_if(dirs_, [&](const auto& entry) { return under(entry.first); });
+  std::erase_if(files_, [&](const auto& entry) { return under(entry.first); });
+  // Some of the entries used in this poll may be gone: count again.
+  attributes_used_ = static_cast<size_t>(
+      std::count_if(attributes_.begin(), attributes_.end(),
+                    [&](const auto& entry) { return entry.second.last_used == generation_; }));
+  files_used_ = static_cast<size_t>(std::count_if(files_.begin(), files_.end(), [&](const auto& e) {
+    return e.second.last_used == generation_;
+  }));
 }
 
 void SysfsReader::SweepUnused() {
-  std::erase_if(attributes_,
-                [&](const auto& entry) { return entry.second.last_used < generation_; });
-  std::erase_if(dirs_, [&](const auto& entry) { return entry.second.last_used < generation_; });
-  for (auto it = files_.begin(); it != files_.end();) {
-    if (it->second.last_used < generation_) {
-      it = files_.erase(it);
-    } else {
-      ++it;
-    }
-  }
+  // In a steady state every cached file and attribute was used in the poll: then nothing is
+  // swept and the (thousands of entries long) maps are not walked.
+  auto unused = [&](const auto& entry) { return entry.second.last_used < generation_; };
+  if (attributes_used_ != attributes_.size()) std::erase_if(attributes_, unused);
+  if (files_used_ != files_.size()) std::erase_if(files_, unused);
+  std::erase_if(dirs_, unused);
+  attributes_used_ = 0;
+  files_used_ = 0;
   ++generation_;
 }
 

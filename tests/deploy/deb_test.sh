@@ -53,12 +53,14 @@ done
 # The kubelet module (dlopen()ed by path beside the binary) and every library it links.
 MODULE=/usr/lib/rdma_exporter/librdma_exporter_kubelet.so
 if [ -e "$MODULE" ]; then
-  if ldd "$MODULE" | grep -q "not found"; then
+  # grep reads a here-string, not a pipe: under pipefail, grep -q leaving early fails the
+  # writer with SIGPIPE and the pipeline with it.
+  if grep -q "not found" <<<"$(ldd "$MODULE")"; then
     ldd "$MODULE"
     echo "FAIL: $MODULE has unresolved libraries"
     fail=1
   fi
-  dpkg-deb -I "$DEB" | grep -q 'Depends:.*libgrpc++' ||
+  grep -q 'Depends:.*libgrpc++' <<<"$(dpkg-deb -I "$DEB")" ||
     { echo "FAIL: the package does not depend on libgrpc++ (the kubelet module links it)"; fail=1; }
 else
   echo "FAIL: $MODULE not installed"

@@ -99,6 +99,9 @@ class SysfsReader {
   std::unordered_map<std::string, CachedDir> dirs_;
   std::vector<char> dirent_buf_;
   uint64_t generation_ = 1;
+  // Entries of files_ and attributes_ whose last_used is generation_.
+  size_t files_used_ = 0;
+  size_t attributes_used_ = 0;
   bool fd_cache_full_ = false;
   size_t max_cached_files_ = 1 << 20;
 };
