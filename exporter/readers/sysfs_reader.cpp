@@ -162,9 +162,15 @@ int ReadDirEntries(int fd, std::vector<char>* buf, std::vector<SysfsReader::DirE
 int SysfsReader::ListDirEntries(const std::string& path, std::vector<DirEntry>* entries) {
   entries->clear();
   // The directories listed on every poll (class/infiniband, class/net) keep their descriptor:
-  // rewinding it and one getdents64 is 2 syscalls, opendir/readdir/closedir 5.
+  // rewinding it and one getdents64 is 2 syscalls, opendir/readdir/closedir 5. Only a
+  // directory listed in the previous poll too keeps it (the entry outlived one sweep):
+  // discovery lists each device's directories once, and thousands of them held open would
+  // take descriptors from the value files and the HTTP server.
   if (dirent_buf_.empty()) dirent_buf_.resize(32 * 1024);
   auto [it, inserted] = dirs_.try_emplace(path);
+  bool keep = !inserted && it->second.last_used < generation_ &&
+              files_.size() + dirs_.size() < max_cached_files_;
+  keep = keep || it->second.fd.valid();
   it->second.last_used = generation_;
   UniqueFd& fd = it->second.fd;
   for (int attempt = 0; attempt < 2; ++attempt) {
@@ -195,6 +201,7 @@ int SysfsReader::ListDirEntries(const std::string& path, std::vector<DirEntry>* 
     }
     break;
   }
+  if (!keep) fd.reset();
   std::sort(entries->begin(), entries->end(),
             [](const DirEntry& a, const DirEntry& b) { return a.name < b.name; });
   return 0;

@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 
 #include "test_util.h"
@@ -196,6 +197,74 @@ TEST(SysfsReader, TransientListingErrorsAreNotCached) {
   dir.Write("d/file/x", "1");
   ASSERT_EQ(reader.ListAttributeDir("d/file", &names), 0);
   EXPECT_EQ(names, std::vector<std::string>{"x"});
+}
+
+// Open descriptors of this process whose target lies under dir.
+int OpenUnder(const std::string& dir) {
+  int n = 0;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
+    std::error_code ec;
+    auto target = std::filesystem::read_symlink(entry.path(), ec);
+    if (!ec && target.string().rfind(dir, 0) == 0) ++n;
+  }
+  return n;
+}
+
+// A directory listed in two polls in a row keeps its descriptor (rewound and read again); one
+// listed once (discovery) does not. A kept descriptor still sees entries added and removed, and
+// a directory removed and created again is listed afresh.
+TEST(SysfsReader, DirectoriesListedEveryPollKeepTheirDescriptor) {
+  TempDir dir;
+  dir.Write("class/net/eth0/x", "");
+  dir.Write("once/a", "");
+  SysfsReader reader(dir.path());
+  std::vector<std::string> names;
+  ASSERT_EQ(reader.ListDir("class/net", &names), 0);
+  ASSERT_EQ(reader.ListDir("once", &names), 0);
+  EXPECT_EQ(OpenUnder(dir.path()), 0);
+  reader.SweepUnused();
+  ASSERT_EQ(reader.ListDir("class/net", &names), 0);
+  EXPECT_EQ(OpenUnder(dir.path() + "/class/net"), 1);
+  reader.SweepUnused();
+  dir.Write("class/net/eth1/x", "");
+  ASSERT_EQ(reader.ListDir("class/net", &names), 0);
+  EXPECT_EQ(names, (std::vector<std::string>{"eth0", "eth1"}));
+  reader.SweepUnused();
+  std::filesystem::remove_all(dir.path() + "/class/net/eth0");
+  ASSERT_EQ(reader.ListDir("class/net", &names), 0);
+  EXPECT_EQ(names, std::vector<std::string>{"eth1"});
+  reader.SweepUnused();
+  std::filesystem::remove_all(dir.path() + "/class/net");
+  dir.Write("class/net/eth2/x", "");
+  ASSERT_EQ(reader.ListDir("class/net", &names), 0);
+  EXPECT_EQ(names, std::vector<std::string>{"eth2"});
+  reader.SweepUnused();
+  std::filesystem::remove_all(dir.path() + "/class/net");
+  EXPECT_EQ(reader.ListDir("class/net", &names), ENOENT);
+  EXPECT_TRUE(names.empty());
+  // Not listed in a poll: the descriptor goes with the sweep.
+  dir.Write("class/net/eth3/x", "");
+  ASSERT_EQ(reader.ListDir("class/net", &names), 0);
+  reader.SweepUnused();
+  ASSERT_EQ(reader.ListDir("class/net", &names), 0);
+  reader.SweepUnused();
+  EXPECT_EQ(OpenUnder(dir.path()), 1);
+  reader.SweepUnused();
+  EXPECT_EQ(OpenUnder(dir.path()), 0);
+}
+
+// A directory of more entries than one getdents64 buffer holds is listed whole.
+TEST(SysfsReader, LargeDirectoriesAreListedWhole) {
+  TempDir dir;
+  for (int i = 0; i < 3000; ++i)
+    dir.Write("big/" + std::string(40, 'v') + std::to_string(i), "");
+  SysfsReader reader(dir.path());
+  std::vector<std::string> names;
+  for (int poll = 0; poll < 3; ++poll) {
+    ASSERT_EQ(reader.ListDir("big", &names), 0);
+    EXPECT_EQ(names.size(), 3000u) << poll;
+    reader.SweepUnused();
+  }
 }
 
 }  // namespace

@@ -91,7 +91,8 @@ class SysfsReader {
   std::string root_;
   std::unordered_map<std::string, CachedFile> files_;
   std::unordered_map<std::string, CachedAttribute> attributes_;
-  // Directories listed in this or the previous poll, with their descriptor kept.
+  // Directories listed in this or the previous poll; the descriptor is kept from the second
+  // poll in a row on.
   struct CachedDir {
     UniqueFd fd;
     uint64_t last_used = 0;
