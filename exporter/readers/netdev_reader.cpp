@@ -77,13 +77,17 @@ namespace {
 
 class NetdevNetlinkReader : public NetdevReader {
  public:
-  // One RTM_GETLINK dump for all netdevs. The socket is opened on first use, in the network
-  // namespace of the calling thread then.
-  void BeginPoll() override { refresh_error_ = Refresh(); }
+  // One RTM_GETLINK dump for all netdevs per poll, sent by the poll's first Read: a poll in
+  // which no collector asks (netdev and roce_config disabled) sends none. The socket is opened
+  // on first use, in the network namespace of the calling thread then.
+  void BeginPoll() override { stale_ = true; }
 
   [[nodiscard]] int Read(const std::string& netdev, NetdevState* out) override {
     *out = NetdevState{};
-    if (!loaded_ && refresh_error_ == 0) refresh_error_ = Refresh();  // no BeginPoll yet
+    if (stale_) {
+      refresh_error_ = Refresh();
+      stale_ = false;
+    }
     if (refresh_error_ != 0) return refresh_error_;
     auto it = links_.find(netdev);
     if (it == links_.end()) return ENODEV;
@@ -111,14 +115,13 @@ class NetdevNetlinkReader : public NetdevReader {
       });
     });
     // A failed dump leaves no links: every Read reports its error until the next poll.
-    loaded_ = err == 0;
-    links_ = loaded_ ? std::move(links) : decltype(links_){};
+    links_ = err == 0 ? std::move(links) : decltype(links_){};
     return err;
   }
 
   NetlinkChannel channel_{NETLINK_ROUTE};
   std::unordered_map<std::string, NetdevState> links_;
-  bool loaded_ = false;
+  bool stale_ = true;  // no dump yet in this poll
   int refresh_error_ = 0;
 };
 

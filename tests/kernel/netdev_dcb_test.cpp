@@ -100,6 +100,31 @@ TEST(NetdevNetlinkReader, FollowsVethCarrierOperstateAndMtu) {
   EXPECT_EQ(poll.err, ENODEV);
 }
 
+// The poll's dump is sent by its first Read, not by BeginPoll (a poll whose collectors read no
+// netdev sends none): a change made between BeginPoll and the first Read is seen; later Reads
+// of the same poll answer from that one dump.
+TEST(NetdevNetlinkReader, ThePollsDumpIsMadeByItsFirstRead) {
+  RDMA_REQUIRE_ROOT();
+  NetnsWithVeth ns;
+  ASSERT_TRUE(ns.ok());
+  ns.Enter();
+  auto reader = MakeNetdevNetlinkReader();
+  NetdevState state;
+  reader->BeginPoll();
+  ASSERT_EQ(reader->Read("rdx0", &state), 0);
+  EXPECT_EQ(state.mtu, 1500u);
+  reader->BeginPoll();
+  ASSERT_EQ(ns.Ip("link set rdx0 mtu 4200"), 0);
+  ASSERT_EQ(reader->Read("rdx0", &state), 0);
+  EXPECT_EQ(state.mtu, 4200u);
+  ASSERT_EQ(ns.Ip("link set rdx0 mtu 3000"), 0);
+  ASSERT_EQ(reader->Read("rdx0", &state), 0);
+  EXPECT_EQ(state.mtu, 4200u) << "a second dump within one poll";
+  reader->BeginPoll();
+  ASSERT_EQ(reader->Read("rdx0", &state), 0);
+  EXPECT_EQ(state.mtu, 3000u);
+}
+
 TEST(NetdevNetlinkReader, SocketIsOpenedOnFirstUseInTheCurrentNamespace) {
   RDMA_REQUIRE_ROOT();
   auto reader = MakeNetdevNetlinkReader();  // created outside the namespace
