@@ -116,22 +116,39 @@ std::optional<ModuleInfo> ParseSff8472(const ModuleEeprom& e, std::string* error
   return m;
 }
 
+// Where a memory map with paged upper memory (SFF-8636, CMIS) keeps the identity strings in
+// upper page 00h.
+struct IdentityLayout {
+  const char* name;        // for the error ("SFF-8636")
+  const char* memory_map;  // ModuleInfo::memory_map
+  int vendor, part_number, revision, serial;
+};
+
+// Upper page 00h with the identity of m filled in from it; nullptr (and *error) without it.
+const EepromPage* ReadIdentity(const ModuleEeprom& e, std::string_view type,
+                               const IdentityLayout& layout, ModuleInfo* m, std::string* error) {
+  const EepromPage* p00 = e.Upper(0x00);
+  if (p00 == nullptr) {
+    *error = std::string(layout.name) + " module without upper page 00h (identity)";
+    return nullptr;
+  }
+  m->memory_map = layout.memory_map;
+  m->type = std::string(type);
+  m->vendor = Ascii(At(*p00, layout.vendor), 16);
+  m->part_number = Ascii(At(*p00, layout.part_number), 16);
+  m->revision = Ascii(At(*p00, layout.revision), 2);
+  m->serial = Ascii(At(*p00, layout.serial), 16);
+  return p00;
+}
+
 // ------------------------------------------------------------------------------ SFF-8636 ----
 std::optional<ModuleInfo> ParseSff8636(const ModuleEeprom& e, std::string_view type,
                                        std::string* error) {
-  const EepromPage* p00 = e.Upper(0x00);
-  if (p00 == nullptr) {
-    *error = "SFF-8636 module without upper page 00h (identity)";
-    return std::nullopt;
-  }
-  const uint8_t* lo = e.lower.data();
   ModuleInfo m;
-  m.memory_map = "sff8636";
-  m.type = std::string(type);
-  m.vendor = Ascii(At(*p00, 148), 16);
-  m.part_number = Ascii(At(*p00, 168), 16);
-  m.revision = Ascii(At(*p00, 184), 2);
-  m.serial = Ascii(At(*p00, 196), 16);
+  const EepromPage* p00 =
+      ReadIdentity(e, type, {"SFF-8636", "sff8636", 148, 168, 184, 196}, &m, error);
+  if (p00 == nullptr) return std::nullopt;
+  const uint8_t* lo = e.lower.data();
   m.media = MediaFromTechnology(*At(*p00, 147) >> 4, *At(*p00, 130) != kNoSeparableConnector);
   // A passive copper cable has no monitors: its zeros are not readings.
   if (m.media == "dac") return m;
@@ -174,19 +191,10 @@ std::optional<ModuleInfo> ParseSff8636(const ModuleEeprom& e, std::string_view t
 // ---------------------------------------------------------------------------------- CMIS ----
 std::optional<ModuleInfo> ParseCmis(const ModuleEeprom& e, std::string_view type,
                                     std::string* error) {
-  const EepromPage* p00 = e.Upper(0x00);
-  if (p00 == nullptr) {
-    *error = "CMIS module without upper page 00h (identity)";
-    return std::nullopt;
-  }
-  const uint8_t* lo = e.lower.data();
   ModuleInfo m;
-  m.memory_map = "cmis";
-  m.type = std::string(type);
-  m.vendor = Ascii(At(*p00, 129), 16);
-  m.part_number = Ascii(At(*p00, 148), 16);
-  m.revision = Ascii(At(*p00, 164), 2);
-  m.serial = Ascii(At(*p00, 166), 16);
+  const EepromPage* p00 = ReadIdentity(e, type, {"CMIS", "cmis", 129, 148, 164, 166}, &m, error);
+  if (p00 == nullptr) return std::nullopt;
+  const uint8_t* lo = e.lower.data();
   // Byte 85: module media type; 1 MMF, 2 SMF, 3 passive copper, 4 active cable (optical or
   // copper: page 00h byte 212 tells).
   switch (lo[85]) {
