@@ -2,8 +2,6 @@
 // over HTTP on 127.0.0.1, output linted with promtool. Every process is stopped by its PID.
 #include <gtest/gtest.h>
 
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -226,15 +224,12 @@ std::string MappedFiles(pid_t pid) {
 // A unix socket that listens and never answers: enough for the kubelet client to try.
 class SilentUnixSocket {
  public:
-  explicit SilentUnixSocket(const std::string& path) {
-    fd_ = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_un addr{};
-    addr.sun_family = AF_UNIX;
-    std::snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path.c_str());
-    EXPECT_EQ(bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0) << path;
-    EXPECT_EQ(listen(fd_, 8), 0);
+  explicit SilentUnixSocket(const std::string& path) : fd_(BindUnixSocket(path, true)) {
+    EXPECT_GE(fd_, 0) << path;
   }
-  ~SilentUnixSocket() { close(fd_); }
+  ~SilentUnixSocket() {
+    if (fd_ >= 0) close(fd_);
+  }
 
  private:
   int fd_ = -1;

@@ -6,7 +6,6 @@
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -25,6 +24,7 @@ namespace rdma_exporter {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::BindUnixSocket;
 using testing::Count;
 using testing::RunCollector;
 using testing::TempDir;
@@ -178,13 +178,8 @@ TEST(PodResourcesClient, OversizedReplyIsRefusedNotBuffered) {
 TEST(PodResourcesClient, GarbageOnTheSocketIsAFailureNotAHang) {
   TempDir dir;
   const std::string path = dir.path() + "/kubelet.sock";
-  int listener = socket(AF_UNIX, SOCK_STREAM, 0);
+  int listener = BindUnixSocket(path, true);
   ASSERT_GE(listener, 0);
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  std::snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path.c_str());
-  ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-  ASSERT_EQ(listen(listener, 8), 0);
   std::atomic<bool> done{false};
   std::thread server([&] {
     while (!done) {
@@ -241,12 +236,9 @@ TEST(PodResourcesWatcher, NoSocketThenKubeletStartsThenRestarts) {
     ASSERT_EQ(state->grants.size(), 1u);
   }
   // A crashed kubelet leaves its socket file behind, and nothing accepts on it.
-  int dead = socket(AF_UNIX, SOCK_STREAM, 0);
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  std::snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path.c_str());
   unlink(path.c_str());
-  ASSERT_EQ(bind(dead, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);  // no listen()
+  int dead = BindUnixSocket(path, false);  // no listen()
+  ASSERT_GE(dead, 0);
   state = WaitFor(watcher, [](const auto& s) { return s.status == Status::kFailed; });
   EXPECT_EQ(state->status, Status::kFailed);
   EXPECT_EQ(state->last_failure_reason, "unavailable");

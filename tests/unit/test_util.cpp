@@ -1,8 +1,11 @@
 #include "test_util.h"
 
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -42,6 +45,20 @@ void TempDir::Symlink(const std::string& relative, const std::string& target) co
 
 void TempDir::Remove(const std::string& relative) const {
   fs::remove_all(fs::path(path_) / relative);
+}
+
+int BindUnixSocket(const std::string& path, bool listen) {
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path.c_str());
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+      (listen && ::listen(fd, 8) != 0)) {
+    close(fd);
+    return -1;
+  }
+  return fd;
 }
 
 std::string RxeCaptureSysfs() {

@@ -32,6 +32,10 @@ class TempDir {
   std::string path_;
 };
 
+// A Unix stream socket bound at path (listening, backlog 8, when listen is true); -1 on failure.
+// The caller closes it.
+int BindUnixSocket(const std::string& path, bool listen);
+
 // The real Soft-RoCE capture (../shared/fixtures/rxe-6.1-capture.tar.gz) unpacked once per test
 // process; returns the sysfs root of the "sys-after" tree.
 std::string RxeCaptureSysfs();
