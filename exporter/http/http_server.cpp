@@ -10,6 +10,7 @@
 #include <cstring>
 #include <ctime>
 #include <string_view>
+#include <vector>
 
 #include "accept_gate.h"
 #include "node_page.h"
@@ -23,27 +24,37 @@ constexpr const char* kTextContentType = "text/plain; version=0.0.4; charset=utf
 
 using HeaderList = std::vector<std::pair<std::string, std::string>>;
 
+// The comma-separated tokens of a request header (Connection, Accept-Encoding), without the
+// spaces and tabs around them; empty when the header is absent.
+std::vector<std::string_view> HeaderTokens(mg_connection* conn, const char* name) {
+  std::vector<std::string_view> tokens;
+  const char* value = mg_get_header(conn, name);
+  if (value == nullptr) return tokens;
+  std::string_view rest(value);
+  for (;;) {
+    size_t comma = std::min(rest.find(','), rest.size());
+    std::string_view token = rest.substr(0, comma);
+    while (!token.empty() && (token.front() == ' ' || token.front() == '\t'))
+      token.remove_prefix(1);
+    while (!token.empty() && (token.back() == ' ' || token.back() == '\t'))
+      token.remove_suffix(1);
+    tokens.push_back(token);
+    if (comma == rest.size()) return tokens;
+    rest.remove_prefix(comma + 1);
+  }
+}
+
 // Whether CivetWeb keeps the connection open after this response (its should_keep_alive):
 // keep-alive is enabled in our options, so the client's Connection header decides, else the
 // HTTP version (1.1 keeps it). Our Connection header must agree with what CivetWeb then does.
 bool KeepsAlive(mg_connection* conn) {
-  const mg_request_info* info = mg_get_request_info(conn);
-  const char* connection = mg_get_header(conn, "Connection");
-  if (connection != nullptr) {
-    std::string_view tokens(connection);
-    size_t pos = 0;
-    while (pos <= tokens.size()) {
-      size_t comma = std::min(tokens.find(',', pos), tokens.size());
-      std::string_view token = tokens.substr(pos, comma - pos);
-      while (!token.empty() && (token.front() == ' ' || token.front() == '\t'))
-        token.remove_prefix(1);
-      while (!token.empty() && (token.back() == ' ' || token.back() == '\t'))
-        token.remove_suffix(1);
+  if (mg_get_header(conn, "Connection") != nullptr) {
+    for (std::string_view token : HeaderTokens(conn, "Connection")) {
       if (token.size() == 10 && strncasecmp(token.data(), "keep-alive", 10) == 0) return true;
-      pos = comma + 1;
     }
     return false;
   }
+  const mg_request_info* info = mg_get_request_info(conn);
   return info != nullptr && info->http_version != nullptr &&
          std::strcmp(info->http_version, "1.1") == 0;
 }
@@ -108,24 +119,13 @@ bool Send(mg_connection* conn, int status, const char* content_type, const std::
 }
 
 bool AcceptsGzip(mg_connection* conn) {
-  const char* accept = mg_get_header(conn, "Accept-Encoding");
-  if (accept == nullptr) return false;
-  // Tokens are comma separated, optionally with ;q=. "gzip;q=0" refuses gzip.
-  std::string_view header(accept);
-  size_t pos = 0;
-  while (pos <= header.size()) {
-    size_t comma = header.find(',', pos);
-    std::string_view token =
-        header.substr(pos, comma == std::string_view::npos ? header.npos : comma - pos);
-    while (!token.empty() && token.front() == ' ')
-      token.remove_prefix(1);
+  // Tokens may carry ;q=. "gzip;q=0" refuses gzip.
+  for (std::string_view token : HeaderTokens(conn, "Accept-Encoding")) {
     if (token.substr(0, 4) == "gzip") {
       std::string_view params = token.substr(4);
       return params.find("q=0") == std::string_view::npos ||
              params.find("q=0.") != std::string_view::npos;
     }
-    if (comma == std::string_view::npos) break;
-    pos = comma + 1;
   }
   return false;
 }
