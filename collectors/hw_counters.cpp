@@ -136,22 +136,26 @@ bool IsMlx5QCounter(std::string_view name) {
   return std::find(kMlx5QCounters.begin(), kMlx5QCounters.end(), name) != kMlx5QCounters.end();
 }
 
-uint64_t WrapExtender::Extend(const std::string& key, uint64_t raw) {
+uint64_t Wrap32::Extend(uint64_t raw) {
   constexpr uint64_t kRange = uint64_t{1} << 32;
-  auto [it, inserted] = state_.try_emplace(key);
-  State& s = it->second;
-  if (!inserted && raw < s.last_raw) {
+  if (seen && raw < last_raw) {
     // Going down is a wrap when the forward distance modulo 2^32 is short; otherwise the
     // counter was reset (driver reload) and the exported value restarts too.
-    if (raw + kRange - s.last_raw <= kRange / 2) {
-      s.high += kRange;
+    if (raw + kRange - last_raw <= kRange / 2) {
+      high += kRange;
     } else {
-      s.high = 0;
+      high = 0;
     }
   }
-  s.last_raw = raw;
+  seen = true;
+  last_raw = raw;
+  return high + raw;
+}
+
+uint64_t WrapExtender::Extend(const std::string& key, uint64_t raw) {
+  State& s = state_[key];
   s.generation = generation_;
-  return s.high + raw;
+  return s.wrap.Extend(raw);
 }
 
 void WrapExtender::EndPoll() {
@@ -168,72 +172,90 @@ void WrapExtender::EndPoll() {
   ++generation_;
 }
 
-void HwCountersCollector::Export(const std::string& name, uint64_t raw, const Target& target,
-                                 MetricSink& sink) {
+HwCountersCollector::TargetState& HwCountersCollector::StateOf(const std::string& key) {
+  TargetState& state = targets_[key];  // elements keep their address as the map grows
+  state.last_poll = poll_;
+  return state;
+}
+
+void HwCountersCollector::Export(size_t position, const std::string& name, uint64_t raw,
+                                 const Target& target, MetricSink& sink) {
+  std::vector<Slot>& slots = target.state->slots;
+  if (position >= slots.size() || slots[position].name != name) {
+    // Not where the last poll had it (a read failed, the driver changed): find its slot by
+    // name, keeping its wrap history, or make one; then move it to this position.
+    auto it = std::find_if(slots.begin(), slots.end(),
+                           [&](const Slot& slot) { return slot.name == name; });
+    if (it == slots.end()) {
+      auto& by_name = naming_[target.metric_prefix];
+      auto named = by_name.find(name);
+      if (named == by_name.end()) {
+        const char* help = HwCounterHelp(name);
+        Naming naming{GenericMetricName(target.metric_prefix, name, "_total"),
+                      help != nullptr ? std::string(help)
+                                      : "Driver hw counter " + name +
+                                            " (not known to this exporter version; raw value)."};
+        named = by_name.emplace(name, std::move(naming)).first;
+      }
+      slots.push_back({name, &named->second, IsMlx5QCounter(name), {}});
+      it = slots.end() - 1;
+    }
+    size_t found = static_cast<size_t>(it - slots.begin());
+    if (position < slots.size() && found != position) std::swap(slots[position], slots[found]);
+    if (position >= slots.size()) position = found;
+  }
+  Slot& slot = slots[position];
   uint64_t counter = raw;
-  if (target.q_counters_32bit && IsMlx5QCounter(name) && counter <= UINT32_MAX) {
-    counter = wraps_.Extend(target.key_prefix + name, counter);
+  if (target.q_counters_32bit && slot.q_counter && counter <= UINT32_MAX) {
+    counter = slot.wrap.Extend(counter);
   }
-  auto& by_name = naming_[target.metric_prefix];
-  auto it = by_name.find(name);
-  if (it == by_name.end()) {
-    const char* help = HwCounterHelp(name);
-    Naming naming{GenericMetricName(target.metric_prefix, name, "_total"),
-                  help != nullptr ? std::string(help)
-                                  : "Driver hw counter " + name +
-                                        " (not known to this exporter version; raw value)."};
-    it = by_name.emplace(name, std::move(naming)).first;
-  }
-  sink.Counter(it->second.metric, it->second.help, target.labels, static_cast<double>(counter));
+  sink.Counter(slot.naming->metric, slot.naming->help, target.labels, static_cast<double>(counter));
+}
+
+bool ReadHwCounterDir(CollectContext& ctx, const std::string& dir, DirReadState* state,
+                      const std::function<void(const std::string&, uint64_t)>& value) {
+  // mlx5 refreshes its whole counter cache (and starts the `lifespan` window) only when the
+  // first counter is read; any other file read first costs firmware commands of its own
+  // (reference §1.6). A switchdev representor's directory has the vport_ names.
+  int err = ReadAttributeDirFiles(
+      ctx, dir, state, {"vport_rx_write_requests", "rx_write_requests"},
+      [&](const std::string& name, const std::string& path, const std::string& content) {
+        auto parsed = ParseU64(content);
+        if (parsed) {
+          value(name, *parsed);
+        } else {
+          ctx.Malformed(path, content);
+        }
+      });
+  if (err != 0 && err != ENOENT) ctx.ReadFailed(dir, err);  // no hw_counters: driver has none
+  return err == 0;
 }
 
 std::vector<std::pair<std::string, uint64_t>> ReadHwCounterDir(CollectContext& ctx,
                                                                const std::string& dir,
                                                                bool* listed) {
   std::vector<std::pair<std::string, uint64_t>> out;
-  std::vector<std::string> files;
-  int err = ctx.sysfs().ListAttributeDir(dir, &files);
-  if (listed != nullptr) *listed = err == 0;
-  if (err != 0) {
-    if (err != ENOENT) ctx.ReadFailed(dir, err);  // no hw_counters: driver has none
-    return out;
-  }
-  // mlx5 refreshes its whole counter cache (and starts the `lifespan` window) only when the
-  // first counter is read; any other file read first costs firmware commands of its own
-  // (reference §1.6). Read that one first.
-  for (std::string_view first : {"rx_write_requests", "vport_rx_write_requests"}) {
-    auto it = std::find(files.begin(), files.end(), first);
-    if (it != files.end()) std::rotate(files.begin(), it, it + 1);
-  }
-  std::string value;
-  std::string path;  // one buffer for every file's path: no allocation per file
-  for (const auto& file : files) {
-    path.assign(dir).append("/").append(file);
-    if (!ctx.Read(path, &value)) continue;
-    auto parsed = ParseU64(value);
-    if (!parsed) {
-      ctx.Malformed(path, value);
-      continue;
-    }
-    out.emplace_back(file, *parsed);
-  }
+  DirReadState state;
+  bool ok = ReadHwCounterDir(ctx, dir, &state, [&](const std::string& name, uint64_t value) {
+    out.emplace_back(name, value);
+  });
+  if (listed != nullptr) *listed = ok;
   return out;
 }
 
 bool HwCountersCollector::CollectDir(const std::string& dir, const Target& target,
                                      CollectContext& ctx, MetricSink& sink) {
-  bool listed = false;
-  for (const auto& [file, raw] : ReadHwCounterDir(ctx, dir, &listed)) {
-    if (file == "lifespan") {
+  size_t position = 0;
+  return ReadHwCounterDir(ctx, dir, &target.state->dir, [&](const std::string& name, uint64_t raw) {
+    if (name == "lifespan") {
       sink.Gauge(target.metric_prefix + "counters_lifespan_seconds",
                  "How long the driver caches hw_counters file values, in seconds (sysfs "
                  "lifespan, ms; only when counters are read from sysfs).",
                  target.labels, static_cast<double>(raw) / 1000.0);
-      continue;
+      return;
     }
-    Export(file, raw, target, sink);
-  }
-  return listed;
+    Export(position++, name, raw, target, sink);
+  });
 }
 
 int HwCountersCollector::CollectNetlink(RdmaNetlinkReader& netlink, const std::string& device,
@@ -241,8 +263,8 @@ int HwCountersCollector::CollectNetlink(RdmaNetlinkReader& netlink, const std::s
   std::vector<std::pair<std::string, uint64_t>> counters;
   int err = netlink.ReadHwCounters(device, port, &counters);
   if (err != 0) return err;
-  for (const auto& [name, value] : counters)
-    Export(name, value, target, sink);
+  for (size_t i = 0; i < counters.size(); ++i)
+    Export(i, counters[i].first, counters[i].second, target, sink);
   return 0;
 }
 
@@ -256,14 +278,16 @@ bool HwCountersCollector::Collect(const Inventory& inventory, CollectContext& ct
     ctx.ReadFailed("rdma_netlink", EOPNOTSUPP);  // no RDMA netlink reader (fixture mode)
   }
   double netlink_ports = 0, sysfs_ports = 0;
+  ++poll_;
   for (const auto& device : inventory.devices) {
     // Device-level counters have no netlink equivalent (STAT_GET needs a port).
     CollectDir(JoinPath(device.dir, "hw_counters"),
-               {device.name + "/0/", device.has_hca_type, DeviceLabels(device), "rdma_device_hw_"},
+               {&StateOf(device.name + "/0/"), device.has_hca_type, DeviceLabels(device),
+                "rdma_device_hw_"},
                ctx, sink);
     for (const auto& port : device.ports) {
-      Target target{device.name + "/" + std::to_string(port.number) + "/", device.has_hca_type,
-                    PortLabels(device, port), "rdma_hw_"};
+      Target target{&StateOf(device.name + "/" + std::to_string(port.number) + "/"),
+                    device.has_hca_type, PortLabels(device, port), "rdma_hw_"};
       if (source_ == HwCounterSource::kNetlink && netlink == nullptr) continue;
       if (netlink != nullptr) {
         int err = CollectNetlink(*netlink, device.name, port.number, target, sink);
@@ -283,7 +307,12 @@ bool HwCountersCollector::Collect(const Inventory& inventory, CollectContext& ct
       if (CollectDir(JoinPath(port.dir, "hw_counters"), target, ctx, sink)) ++sysfs_ports;
     }
   }
-  wraps_.EndPoll();
+  // A target missing from a few polls (a transient failure) keeps its history; one gone for
+  // longer (its device vanished) is forgotten.
+  constexpr uint64_t kForgetAfterPolls = 10;
+  std::erase_if(targets_, [&](const auto& entry) {
+    return entry.second.last_poll + kForgetAfterPolls < poll_;
+  });
   const char* help =
       "Ports whose hw counters the last poll read from each source (netlink: one RDMA netlink "
       "STAT_GET per port; sysfs: the hw_counters files).";

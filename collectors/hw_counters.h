@@ -26,6 +26,14 @@ namespace rdma_exporter {
 // Extends a wrapping 32-bit counter to 64 bits: when the raw value goes down by more than half
 // the range, 2^32 is added (a wrap); a smaller step down is a reset. Entries not updated for 10
 // polls are dropped (device gone: its history restarts).
+// Wrap32 is the step for one counter, WrapExtender keeps one per key.
+struct Wrap32 {
+  uint64_t last_raw = 0;
+  uint64_t high = 0;
+  bool seen = false;
+  uint64_t Extend(uint64_t raw);
+};
+
 class WrapExtender {
  public:
   uint64_t Extend(const std::string& key, uint64_t raw);
@@ -33,8 +41,7 @@ class WrapExtender {
 
  private:
   struct State {
-    uint64_t last_raw = 0;
-    uint64_t high = 0;
+    Wrap32 wrap;
     uint64_t generation = 0;
   };
   std::unordered_map<std::string, State> state_;
@@ -53,29 +60,50 @@ class HwCountersCollector : public Collector {
   bool Collect(const Inventory& inventory, CollectContext& ctx, MetricSink& sink) override;
 
  private:
-  struct Target {            // whose counters are being exported
-    std::string key_prefix;  // "<device>/<port>/" (port 0: device-level) for wrap history
-    bool q_counters_32bit;   // mlx5: extend q counters across wraps
-    Labels labels;
-    std::string metric_prefix;  // rdma_hw_ or rdma_device_hw_
-  };
-  // Returns false when the directory does not exist (the driver has no such counters).
-  bool CollectDir(const std::string& dir, const Target& target, CollectContext& ctx,
-                  MetricSink& sink);
-  // Returns 0 or the errno of the STAT_GET request.
-  int CollectNetlink(RdmaNetlinkReader& netlink, const std::string& device, unsigned port,
-                     const Target& target, MetricSink& sink);
-  void Export(const std::string& name, uint64_t raw, const Target& target, MetricSink& sink);
-
-  HwCounterSource source_ = HwCounterSource::kAuto;
-  WrapExtender wraps_;
   // Metric name and help by metric prefix and counter name: a driver's counter names are a fixed
   // list, so each is sanitised and described once, not on every poll.
   struct Naming {
     std::string metric;
     std::string help;
   };
+  // What is kept of one counter of a target between polls.
+  struct Slot {
+    std::string name;
+    const Naming* naming = nullptr;
+    bool q_counter = false;  // a 32-bit mlx5 q counter of this target: extended across wraps
+    Wrap32 wrap;
+  };
+  // What is kept of one device or port: its counters in the order of the last poll (a poll
+  // finds each at the same position, with one name comparison, instead of looking up names)
+  // and its hw_counters/ directory. Dropped after 10 polls without the target (device gone:
+  // its wrap history restarts).
+  struct TargetState {
+    std::vector<Slot> slots;
+    DirReadState dir;
+    uint64_t last_poll = 0;
+  };
+  struct Target {  // whose counters are being exported
+    TargetState* state;
+    bool q_counters_32bit;  // mlx5: extend q counters across wraps
+    Labels labels;
+    std::string metric_prefix;  // rdma_hw_ or rdma_device_hw_
+  };
+  // "<device>/<port>/" (port 0: device-level).
+  TargetState& StateOf(const std::string& key);
+  // Returns false when the directory does not exist (the driver has no such counters).
+  bool CollectDir(const std::string& dir, const Target& target, CollectContext& ctx,
+                  MetricSink& sink);
+  // Returns 0 or the errno of the STAT_GET request.
+  int CollectNetlink(RdmaNetlinkReader& netlink, const std::string& device, unsigned port,
+                     const Target& target, MetricSink& sink);
+  // Exports the counter at position `position` of this poll's counters of the target.
+  void Export(size_t position, const std::string& name, uint64_t raw, const Target& target,
+              MetricSink& sink);
+
+  HwCounterSource source_ = HwCounterSource::kAuto;
   std::map<std::string, std::map<std::string, Naming, std::less<>>, std::less<>> naming_;
+  std::unordered_map<std::string, TargetState> targets_;
+  uint64_t poll_ = 0;
 };
 
 }  // namespace rdma_exporter

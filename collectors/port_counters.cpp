@@ -103,32 +103,6 @@ bool IsTableWidthCounter(std::string_view file) {
   return spec != nullptr && spec->width == 0;
 }
 
-// Reads counters/: values by file name, width still 0 for the table-dependent counters.
-// Files reading "N/A (no PMA)" are collected in *no_pma instead of being reported.
-std::map<std::string, PmaReading> ReadCountersDir(CollectContext& ctx, const std::string& dir,
-                                                  const std::vector<std::string>& files,
-                                                  std::vector<std::string>* no_pma) {
-  std::map<std::string, PmaReading> readings;
-  std::string value;
-  std::string path;  // one buffer for every file's path: no allocation per file
-  for (const auto& file : files) {
-    path.assign(dir).append("/").append(file);
-    if (!ctx.Read(path, &value)) continue;
-    auto parsed = ParseU64(value);  // rejects "N/A (no PMA)", garbage, empty
-    if (!parsed) {
-      if (Trim(value) == kNoPma) {
-        no_pma->push_back(path);
-      } else {
-        ctx.Malformed(path, value);
-      }
-      continue;
-    }
-    const PmaCounterSpec* spec = FindPmaCounter(file);
-    readings[file] = {*parsed, spec == nullptr ? 0 : spec->width};
-  }
-  return readings;
-}
-
 // Width of the table-dependent counters, from what the kernel shows: the extended table has
 // unicast_*/multicast_* files; the basic and "noietf" tables have the same 17 files, and only a
 // value above 2^32-1 proves the 64-bit one.
@@ -141,48 +115,64 @@ bool ProveWideData(const std::vector<std::string>& files,
 }
 
 // Legacy counters_ext/ (old MLNX_OFED/mlx4): its 64-bit values replace the counters/ ones.
-void MergeLegacyExt(CollectContext& ctx, const PortInfo& port,
+void MergeLegacyExt(CollectContext& ctx, const PortInfo& port, DirReadState* state,
                     std::map<std::string, PmaReading>* readings) {
-  std::vector<std::string> files;
-  std::string value;
   std::string ext_dir = JoinPath(port.dir, "counters_ext");
-  int err = ctx.sysfs().ListAttributeDir(ext_dir, &files);
+  int err = ReadAttributeDirFiles(
+      ctx, ext_dir, state, {},
+      [&](const std::string& file, const std::string& path, const std::string& value) {
+        auto parsed = ParseU64(value);
+        if (!parsed) {
+          ctx.Malformed(path, value);
+          return;
+        }
+        auto legacy = std::find_if(kLegacyExt.begin(), kLegacyExt.end(),
+                                   [&](const auto& e) { return e.first == file; });
+        if (legacy != kLegacyExt.end()) {
+          // The 64-bit value wins unless it is smaller than what counters/ shows (a counters_ext
+          // the port does not really fill reads 0): never export less than the kernel shows.
+          auto basic = readings->find(std::string(legacy->second));
+          if (basic == readings->end() || *parsed >= basic->second.value) {
+            (*readings)[std::string(legacy->second)] = {*parsed, 64};
+          }
+        } else {
+          (*readings)["ext_" + file] = {*parsed, 0};
+        }
+      });
   if (err != 0 && err != ENOENT) ctx.ReadFailed(ext_dir, err);
-  for (const auto& file : files) {
-    std::string path = JoinPath(ext_dir, file);
-    if (!ctx.Read(path, &value)) continue;
-    auto parsed = ParseU64(value);
-    if (!parsed) {
-      ctx.Malformed(path, value);
-      continue;
-    }
-    auto legacy = std::find_if(kLegacyExt.begin(), kLegacyExt.end(),
-                               [&](const auto& e) { return e.first == file; });
-    if (legacy != kLegacyExt.end()) {
-      // The 64-bit value wins unless it is smaller than what counters/ shows (a counters_ext
-      // the port does not really fill reads 0): never export less than the kernel shows.
-      auto basic = readings->find(std::string(legacy->second));
-      if (basic == readings->end() || *parsed >= basic->second.value) {
-        (*readings)[std::string(legacy->second)] = {*parsed, 64};
-      }
-    } else {
-      (*readings)["ext_" + file] = {*parsed, 0};
-    }
-  }
 }
 
 }  // namespace
 
 std::map<std::string, PmaReading> ReadPmaCounters(CollectContext& ctx, const PortInfo& port,
-                                                  PmaPortStatus* status) {
+                                                  PmaPortStatus* status, PmaDirs* dirs) {
   PmaPortStatus local;
   if (status == nullptr) status = &local;
-  std::vector<std::string> files;
+  PmaDirs local_dirs;
+  if (dirs == nullptr) dirs = &local_dirs;
+  // Values by file name, width still 0 for the table-dependent counters. Files reading
+  // "N/A (no PMA)" are collected in no_pma instead of being reported.
+  std::map<std::string, PmaReading> readings;
   std::vector<std::string> no_pma;
   std::string dir = JoinPath(port.dir, "counters");
-  int err = ctx.sysfs().ListAttributeDir(dir, &files);
+  int err = ReadAttributeDirFiles(
+      ctx, dir, &dirs->counters, {},
+      [&](const std::string& file, const std::string& path, const std::string& value) {
+        auto parsed = ParseU64(value);  // rejects "N/A (no PMA)", garbage, empty
+        if (!parsed) {
+          if (Trim(value) == kNoPma) {
+            no_pma.push_back(path);
+          } else {
+            ctx.Malformed(path, value);
+          }
+          return;
+        }
+        const PmaCounterSpec* spec = FindPmaCounter(file);
+        readings[file] = {*parsed, spec == nullptr ? 0 : spec->width};
+      });
   if (err != 0 && err != ENOENT) ctx.ReadFailed(dir, err);
-  std::map<std::string, PmaReading> readings = ReadCountersDir(ctx, dir, files, &no_pma);
+  static const std::vector<std::string> kNone;
+  const std::vector<std::string>& files = err == 0 ? *dirs->counters.listing : kNone;
   if (err == ENOENT || (readings.empty() && !no_pma.empty())) {
     // A property of the port, not a failed read: no errors for its files.
     status->supported = false;
@@ -196,7 +186,7 @@ std::map<std::string, PmaReading> ReadPmaCounters(CollectContext& ctx, const Por
   for (auto& [file, reading] : readings) {
     if (IsTableWidthCounter(file)) reading.width = status->wide_data ? 64 : 32;
   }
-  MergeLegacyExt(ctx, port, &readings);
+  MergeLegacyExt(ctx, port, &dirs->counters_ext, &readings);
   return readings;
 }
 
@@ -212,7 +202,7 @@ bool PortCountersCollector::Collect(const Inventory& inventory, CollectContext& 
       present.insert(key);
       PmaPortStatus status;
       status.wide_data = wide_data_ports_.count(key) != 0;
-      auto readings = ReadPmaCounters(ctx, port, &status);
+      auto readings = ReadPmaCounters(ctx, port, &status, &dirs_[key]);
       if (status.wide_data) wide_data_ports_.insert(key);
       if (pma_xmit_wait_ && port.link_layer == "InfiniBand") {
         PreferExtendedXmitWait(ctx, device, port, key, &readings);
@@ -231,6 +221,7 @@ bool PortCountersCollector::Collect(const Inventory& inventory, CollectContext& 
   // proves its counter width and PMA capabilities afresh, and removed ports cost no memory.
   std::erase_if(wide_data_ports_, [&](const std::string& key) { return !present.count(key); });
   std::erase_if(xmit_wait64_, [&](const auto& entry) { return !present.count(entry.first); });
+  std::erase_if(dirs_, [&](const auto& entry) { return !present.count(entry.first); });
   return true;
 }
 

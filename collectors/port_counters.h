@@ -11,6 +11,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <unordered_map>
 
 #include "rdma_exporter/collector.h"
 #include "rdma_exporter/counter_readers.h"
@@ -40,6 +41,8 @@ class PortCountersCollector : public Collector {
   bool pma_xmit_wait_ = false;
   // "device/port" -> whether its PMA declared the 64-bit PortXmitWait (asked once per port).
   std::map<std::string, bool> xmit_wait64_;
+  // "device/port" -> its counters/ and counters_ext/ listings and file refs.
+  std::unordered_map<std::string, PmaDirs> dirs_;
 };
 
 }  // namespace rdma_exporter

@@ -78,28 +78,37 @@ int SysfsReader::ReadCached(const std::string& path, CachedFile* file, std::stri
   return ReadAll(file->fd.get(), out);
 }
 
-int SysfsReader::ReadFile(const std::string& path, std::string* out) {
-  auto it = files_.find(path);
-  if (it != files_.end() && it->second.last_used == generation_) {
-    *out = it->second.content;  // already read in this poll
-    return it->second.last_error;
+int SysfsReader::ReadFile(const std::string& path, std::string* out, FileRef* ref) {
+  CachedFile* file = nullptr;
+  if (ref != nullptr && ref->file_ != nullptr && ref->epoch_ == drop_epoch_) {
+    file = ref->file_;
+  } else if (auto it = files_.find(path); it != files_.end()) {
+    file = &it->second;
   }
-  if (it != files_.end()) {
-    it->second.last_used = generation_;
+  if (ref != nullptr) *ref = {};
+  if (file != nullptr && file->last_used == generation_) {
+    *out = file->content;  // already read in this poll
+    if (ref != nullptr) *ref = FileRef(file, drop_epoch_);
+    return file->last_error;
+  }
+  if (file != nullptr) {
+    file->last_used = generation_;
     ++files_used_;
-    int err = ReadCached(path, &it->second, out);
+    int err = ReadCached(path, file, out);
     // A cached descriptor of a removed-and-re-added device reads ENODEV: reopen once.
     if (err == ENODEV || err == ESTALE) {
-      it->second.fd.reset();
-      err = ReadCached(path, &it->second, out);
+      file->fd.reset();
+      err = ReadCached(path, file, out);
     }
-    if (err != 0 && it->second.fd.valid() && err != EINVAL && err != EIO && err != EAGAIN) {
-      files_.erase(it);
+    if (err != 0 && file->fd.valid() && err != EINVAL && err != EIO && err != EAGAIN) {
+      files_.erase(path);
+      ++drop_epoch_;
       --files_used_;
       return err;
     }
-    it->second.content = *out;
-    it->second.last_error = err;
+    file->content = *out;
+    file->last_error = err;
+    if (ref != nullptr) *ref = FileRef(file, drop_epoch_);
     return err;
   }
   UniqueFd fd(open(JoinPath(root_, path).c_str(), O_RDONLY | O_CLOEXEC));
@@ -117,8 +126,10 @@ int SysfsReader::ReadFile(const std::string& path, std::string* out) {
   if (err != 0 && err != EINVAL && err != EIO && err != EAGAIN) return err;
   // Keep the descriptor even when the read failed with EINVAL/EIO: the kernel re-evaluates the
   // attribute on every read, so a later pread may succeed.
-  files_.emplace(path, CachedFile{std::move(fd), generation_, err, *out});
+  auto added = files_.emplace(path, CachedFile{std::move(fd), generation_, err, *out}).first;
   ++files_used_;
+  // References to unordered_map elements survive rehashing: the ref stays good until an erase.
+  if (ref != nullptr) *ref = FileRef(&added->second, drop_epoch_);
   return err;
 }
 
@@ -219,11 +230,22 @@ const SysfsReader::CachedAttribute& SysfsReader::LookupAttribute(const std::stri
   return entry;
 }
 
-int SysfsReader::ListAttributeDir(const std::string& path, std::vector<std::string>* names) {
-  const CachedAttribute& entry =
-      LookupAttribute(path, [&](CachedAttribute* e) { return ListDir(path, &e->names); });
+int SysfsReader::ListAttributeDir(const std::string& path, Listing* names) {
+  const CachedAttribute& entry = LookupAttribute(path, [&](CachedAttribute* e) {
+    auto listing = std::make_shared<std::vector<std::string>>();
+    int err = ListDir(path, listing.get());
+    e->names = std::move(listing);
+    return err;
+  });
   *names = entry.names;
   return entry.error;
+}
+
+int SysfsReader::ListAttributeDir(const std::string& path, std::vector<std::string>* names) {
+  Listing listing;
+  int err = ListAttributeDir(path, &listing);
+  *names = *listing;
+  return err;
 }
 
 int SysfsReader::ReadAttributeLink(const std::string& path, std::string* target) {
@@ -274,7 +296,9 @@ void SysfsReader::CloseUnder(std::string_view prefix) {
   };
   std::erase_if(attributes_, [&](const auto& entry) { return under(entry.first); });
   std::erase_if(dirs_, [&](const auto& entry) { return under(entry.first); });
-  std::erase_if(files_, [&](const auto& entry) { return under(entry.first); });
+  if (std::erase_if(files_, [&](const auto& entry) { return under(entry.first); }) > 0) {
+    ++drop_epoch_;
+  }
   // Some of the entries used in this poll may be gone: count again.
   attributes_used_ = static_cast<size_t>(
       std::count_if(attributes_.begin(), attributes_.end(),
@@ -289,7 +313,7 @@ void SysfsReader::SweepUnused() {
   // swept and the (thousands of entries long) maps are not walked.
   auto unused = [&](const auto& entry) { return entry.second.last_used < generation_; };
   if (attributes_used_ != attributes_.size()) std::erase_if(attributes_, unused);
-  if (files_used_ != files_.size()) std::erase_if(files_, unused);
+  if (files_used_ != files_.size() && std::erase_if(files_, unused) > 0) ++drop_epoch_;
   std::erase_if(dirs_, unused);
   attributes_used_ = 0;
   files_used_ = 0;

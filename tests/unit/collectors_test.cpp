@@ -712,6 +712,34 @@ TEST(HwCountersCollector, TransientReadErrorKeepsTheWrapHistory) {
             4294967296.0 + 200);
 }
 
+// The collector keeps each port's hw_counters/ listing and file refs between polls: a device
+// that registers again with another set of counters must be read afresh, each value under its
+// own name.
+TEST(HwCountersCollector, ADeviceRegisteredAgainWithOtherCountersIsReadAfresh) {
+  TempDir tmp;
+  CopyTree(Roce(), tmp);
+  const std::string dir = "class/infiniband/mlx5_0/ports/1/hw_counters";
+  SysfsReader reader(tmp.path());
+  HwCountersCollector collector;
+  auto r1 = RunCollector(collector, reader);
+  ASSERT_TRUE(Value(r1.families, "rdma_hw_out_of_buffer_total", Port("mlx5_0", 1)).has_value());
+  tmp.Remove(dir);
+  tmp.Write(dir + "/np_cnp_sent", "11\n");
+  tmp.Write(dir + "/out_of_buffer", "22\n");
+  tmp.Write(dir + "/rx_write_requests", "4294967000\n");
+  reader.CloseUnder("class/infiniband/mlx5_0/");  // what the poller does for a new device
+  auto r2 = RunCollector(collector, reader);
+  EXPECT_EQ(Value(r2.families, "rdma_hw_np_cnp_sent_total", Port("mlx5_0", 1)), 11);
+  EXPECT_EQ(Value(r2.families, "rdma_hw_out_of_buffer_total", Port("mlx5_0", 1)), 22);
+  EXPECT_FALSE(Value(r2.families, "rdma_hw_rp_cnp_handled_total", Port("mlx5_0", 1)).has_value());
+  // Its q-counters still wrap into 64 bits.
+  tmp.Write(dir + "/rx_write_requests", "5\n");
+  auto r3 = RunCollector(collector, reader);
+  EXPECT_EQ(Value(r3.families, "rdma_hw_rx_write_requests_total", Port("mlx5_0", 1)),
+            4294967296.0 + 5);
+  EXPECT_EQ(Value(r3.families, "rdma_hw_out_of_buffer_total", Port("mlx5_0", 1)), 22);
+}
+
 // ---------------------------------------------------------------------------------------------
 // pcie
 

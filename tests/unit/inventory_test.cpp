@@ -330,9 +330,10 @@ class CountingReader : public SysfsReader {
     listed.push_back(path);
     return SysfsReader::ListDirEntries(path, entries);
   }
-  int ReadFile(const std::string& path, std::string* out) override {
+  using SysfsReader::ReadFile;
+  int ReadFile(const std::string& path, std::string* out, FileRef* ref) override {
     read.push_back(path);
-    return SysfsReader::ReadFile(path, out);
+    return SysfsReader::ReadFile(path, out, ref);
   }
   void Reset() {
     listed.clear();

@@ -434,13 +434,14 @@ class VanishingReader : public SysfsReader {
  public:
   VanishingReader(std::string root, std::string device_link)
       : SysfsReader(root), link_(JoinPath(root, device_link)) {}
-  int ReadFile(const std::string& path, std::string* out) override {
+  using SysfsReader::ReadFile;
+  int ReadFile(const std::string& path, std::string* out, FileRef* ref) override {
     if (!gone_ && path.find("rxe1/ports/1/hw_counters/") != std::string::npos) {
       std::filesystem::remove(link_);
       gone_ = true;
     }
     if (gone_ && path.find("rxe1") != std::string::npos) return ENOENT;
-    return SysfsReader::ReadFile(path, out);
+    return SysfsReader::ReadFile(path, out, ref);
   }
 
  private:

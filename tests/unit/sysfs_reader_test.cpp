@@ -37,6 +37,58 @@ TEST(SysfsReader, KeepsFilesOpenAndSeesInPlaceUpdates) {
   EXPECT_EQ(reader.cached_files(), 1u);
 }
 
+// A FileRef skips the path lookup, so it must never outlive the entry it points at: once the
+// reader drops cached files (sweep, CloseUnder), a read through an old ref finds the path again.
+// (Under ASan a dangling ref would also be a heap-use-after-free.)
+TEST(SysfsReader, FileRefsReadTheirFileUntilTheReaderDropsFilesThenFindThePathAgain) {
+  TempDir dir;
+  dir.Write("d/x", "1\n");
+  dir.Write("d/y", "2\n");
+  dir.Write("e/z", "3\n");
+  SysfsReader reader(dir.path());
+  SysfsReader::FileRef x, y, z;
+  std::string out;
+  ASSERT_EQ(reader.ReadFile("d/x", &out, &x), 0);
+  EXPECT_EQ(out, "1\n");
+  ASSERT_EQ(reader.ReadFile("d/y", &out, &y), 0);
+  reader.SweepUnused();
+  {
+    std::fstream f(dir.path() + "/d/x", std::ios::in | std::ios::out);
+    f << "7\n";
+  }
+  ASSERT_EQ(reader.ReadFile("d/x", &out, &x), 0);  // the kept descriptor sees the update
+  EXPECT_EQ(out, "7\n");
+  ASSERT_EQ(reader.ReadFile("d/x", &out, &x), 0);  // a second read in the poll: the same
+  EXPECT_EQ(out, "7\n");
+  reader.SweepUnused();  // y unread: dropped, and x's ref is stale too
+  EXPECT_EQ(reader.cached_files(), 1u);
+  ASSERT_EQ(reader.ReadFile("e/z", &out, &z), 0);  // a new entry, perhaps where y's was
+  EXPECT_EQ(out, "3\n");
+  ASSERT_EQ(reader.ReadFile("d/y", &out, &y), 0);
+  EXPECT_EQ(out, "2\n");
+  ASSERT_EQ(reader.ReadFile("d/x", &out, &x), 0);
+  EXPECT_EQ(out, "7\n");
+  reader.SweepUnused();
+  reader.CloseUnder("d/");
+  EXPECT_EQ(reader.cached_files(), 1u);
+  dir.Remove("d/x");
+  EXPECT_EQ(reader.ReadFile("d/x", &out, &x), ENOENT);
+  ASSERT_EQ(reader.ReadFile("d/y", &out, &y), 0);
+  EXPECT_EQ(out, "2\n");
+  ASSERT_EQ(reader.ReadFile("e/z", &out, &z), 0);
+  EXPECT_EQ(out, "3\n");
+  // Beyond the descriptor budget a file has no entry to refer to: it is opened for each read.
+  reader.set_max_cached_files(2);
+  dir.Write("f", "4\n");
+  SysfsReader::FileRef f;
+  ASSERT_EQ(reader.ReadFile("f", &out, &f), 0);
+  EXPECT_EQ(out, "4\n");
+  dir.Write("f", "5\n");
+  ASSERT_EQ(reader.ReadFile("f", &out, &f), 0);
+  EXPECT_EQ(out, "5\n");
+  EXPECT_EQ(reader.cached_files(), 2u);
+}
+
 TEST(SysfsReader, RepeatsAFailedReadsErrnoWithinAPoll) {
   TempDir dir;
   dir.Write("d/x", "1");

@@ -75,14 +75,14 @@ std::string RxeCaptureSysfs() {
   return root;
 }
 
-int FaultyReader::ReadFile(const std::string& path, std::string* out) {
+int FaultyReader::ReadFile(const std::string& path, std::string* out, FileRef* ref) {
   reads.push_back(path);
   auto it = read_faults.find(path);
   if (it != read_faults.end()) {
     out->clear();
     return it->second;
   }
-  return SysfsReader::ReadFile(path, out);
+  return SysfsReader::ReadFile(path, out, ref);
 }
 
 CollectResult RunCollector(Collector& collector, SysfsReader& sysfs, const DeviceFilter& filter,

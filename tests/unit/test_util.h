@@ -47,7 +47,8 @@ class FaultyReader : public SysfsReader {
   using SysfsReader::SysfsReader;
   std::map<std::string, int> read_faults;  // path -> errno
   std::vector<std::string> reads;          // every path ReadFile was asked for
-  int ReadFile(const std::string& path, std::string* out) override;
+  using SysfsReader::ReadFile;
+  int ReadFile(const std::string& path, std::string* out, FileRef* ref) override;
 };
 
 // Runs one collector over a discovered inventory and returns its families.

@@ -31,7 +31,9 @@ class CollectContext {
   KernelReaders* kernel() { return kernel_; }
   // Reads a file; on failure records the error (logged once per cause, counted) and returns
   // false.
-  bool Read(const std::string& path, std::string* out);
+  bool Read(const std::string& path, std::string* out) { return Read(path, out, nullptr); }
+  // Read through a FileRef the caller keeps for path (SysfsReader::FileRef).
+  bool Read(const std::string& path, std::string* out, SysfsReader::FileRef* ref);
   // Like Read but a missing file (ENOENT) is normal and not recorded.
   bool ReadOptional(const std::string& path, std::string* out);
   // Records a failure for path: errno value (reason derived from it).

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <string>
@@ -43,12 +45,37 @@ struct PmaPortStatus {
   // In: proven by an earlier read of the port; out: also when proven by this read.
   bool wide_data = false;
 };
+// What a collector keeps of an attribute directory (counters/, hw_counters/) that it reads on
+// every poll: the reader's listing as last seen and one FileRef per file of it, so each value
+// costs one pread and no path lookup. An empty state is fine (first poll, the CLI); a new
+// listing (the device registered again) resets the refs.
+struct DirReadState {
+  SysfsReader::Listing listing;
+  std::vector<SysfsReader::FileRef> refs;  // by position in *listing
+  size_t first = 0;                        // position of the file read first
+};
+
+// Lists dir through the reader's cache and reads every file through the refs in *state, the
+// first of first_names that the directory has before the others: visit(name, path, content)
+// for each file read; failed reads are reported through ctx and skipped. Returns the listing's
+// error (0, ENOENT, ...), not reported.
+using FileVisitor = std::function<void(const std::string& name, const std::string& path,
+                                       const std::string& content)>;
+int ReadAttributeDirFiles(CollectContext& ctx, const std::string& dir, DirReadState* state,
+                          std::initializer_list<std::string_view> first_names,
+                          const FileVisitor& visit);
+
 // Every PMA counter of a port by file name as in counters/ (legacy counters_ext/ 64-bit values
 // override; other counters_ext files as "ext_<file>"). Unreadable files are reported through ctx
 // and left out; a port without PMA reports nothing. Shared by the collector and the
 // show-counters command; status (optional) carries what the caller remembers of the port.
+// dirs (optional) is what the caller keeps of the port's counters/ and counters_ext/.
+struct PmaDirs {
+  DirReadState counters, counters_ext;
+};
 std::map<std::string, PmaReading> ReadPmaCounters(CollectContext& ctx, const PortInfo& port,
-                                                  PmaPortStatus* status = nullptr);
+                                                  PmaPortStatus* status = nullptr,
+                                                  PmaDirs* dirs = nullptr);
 
 // HELP text for a known hw counter name (mlx5, rxe), or nullptr.
 const char* HwCounterHelp(std::string_view name);
@@ -62,5 +89,9 @@ bool IsMlx5QCounter(std::string_view name);
 std::vector<std::pair<std::string, uint64_t>> ReadHwCounterDir(CollectContext& ctx,
                                                                const std::string& dir,
                                                                bool* listed = nullptr);
+// The same read without building the result: value(name, raw) for each readable file, in
+// read order, through the refs kept in *state. Returns whether the directory could be listed.
+bool ReadHwCounterDir(CollectContext& ctx, const std::string& dir, DirReadState* state,
+                      const std::function<void(const std::string&, uint64_t)>& value);
 
 }  // namespace rdma_exporter
