@@ -70,11 +70,16 @@ def collector_names(exporter):
     return re.findall(r"^\s+--collector\.(\w+)\s", text, re.M)
 
 
-def cpu_seconds(pid):
+def cpu_times(pid):
+    """(user, system) CPU seconds of the whole process."""
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
     # fields[0] is field 3 (state): utime is field 14, stime 15.
-    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+    return int(fields[11]) / CLK_TCK, int(fields[12]) / CLK_TCK
+
+
+def cpu_seconds(pid):
+    return sum(cpu_times(pid))
 
 
 def fd_limit(pid):
@@ -179,8 +184,10 @@ class Exporter:
 
 
 def cpu_per_scrape(exp, min_scrapes, min_seconds):
-    """CPU seconds of the whole process per sequential scrape (each one a full collection)."""
-    before = cpu_seconds(exp.pid)
+    """(CPU, system CPU) seconds of the whole process per sequential scrape (each one a full
+    collection). The system part is the kernel's work for the process: for rdma_exporter almost
+    all of it the pread of each value file, a floor no exporter that reads sysfs goes below."""
+    user0, sys0 = cpu_times(exp.pid)
     start = time.time()
     n = 0
     while n < min_scrapes or time.time() - start < min_seconds:
@@ -188,7 +195,8 @@ def cpu_per_scrape(exp, min_scrapes, min_seconds):
         if status != 200:
             raise RuntimeError(f"{exp.name}: HTTP {status}")
         n += 1
-    return (cpu_seconds(exp.pid) - before) / n
+    user1, sys1 = cpu_times(exp.pid)
+    return (user1 - user0 + sys1 - sys0) / n, (sys1 - sys0) / n
 
 
 def start_strace(pid, out_path, extra):
@@ -343,10 +351,14 @@ def measure_size(ports, args, work_dir):
 
         # CPU per collection, alternating the exporters so load changes hit all alike.
         cpu = {e.name: [] for e in every}
+        sys_cpu = {e.name: [] for e in every}
         for _ in range(args.rounds):
             for e in every:
-                cpu[e.name].append(cpu_per_scrape(e, args.scrapes, args.seconds))
+                total, system = cpu_per_scrape(e, args.scrapes, args.seconds)
+                cpu[e.name].append(total)
+                sys_cpu[e.name].append(system)
         r["cpu"] = {k: statistics.median(v) for k, v in cpu.items()}
+        r["sys_cpu"] = {k: statistics.median(v) for k, v in sys_cpu.items()}
         r["cpu_all"] = cpu
 
         # Syscalls and files per collection.
@@ -470,6 +482,9 @@ def table(results):
              f"{r['series'][them]} / {r['files'][them]}", ""),
             ("same data¹: CPU per collection", fmt_time(r["cpu"][ib]), fmt_time(r["cpu"][them]),
              fmt_ratio(r["cpu"][ib], r["cpu"][them])),
+            ("system (kernel) CPU per collection, all data / same data¹",
+             f"{fmt_time(r['sys_cpu'][us])} / {fmt_time(r['sys_cpu'][ib])}",
+             fmt_time(r["sys_cpu"][them]), ""),
             ("CPU per collection per port (all data / same data¹)",
              f"{fmt_time(r['cpu'][us] / p)} / {fmt_time(r['cpu'][ib] / p)}",
              fmt_time(r["cpu"][them] / p), ""),
@@ -510,6 +525,8 @@ def targets(results):
              r["cpu"][us] / r["cpu"][them], 0.25),
             ("CPU per collection, same data¹, <= 1/10 of node_exporter",
              r["cpu"]["rdma_exporter_ib"] / r["cpu"][them], 0.1),
+            ("  (same data¹, its kernel CPU alone; not a target)",
+             r["sys_cpu"]["rdma_exporter_ib"] / r["cpu"][them], float("inf")),
             ("syscalls per file value <= 1.05", r["syscalls"][us] / r["files"][us], 1.05),
             ("  (same data¹)",
              r["syscalls"]["rdma_exporter_ib"] / r["files"]["rdma_exporter_ib"], 1.05),
@@ -518,7 +535,9 @@ def targets(results):
             ("peak RSS <= 1/2", r["rss"][us] / r["rss"][them], 1 / 2),
         ]
         for name, value, limit in checks:
-            out.append(f"- {p} ports: {name}: {value:.3g} -> {'PASS' if value <= limit else 'MISS'}")
+            verdict = "" if limit == float("inf") else (
+                " -> PASS" if value <= limit else " -> MISS")
+            out.append(f"- {p} ports: {name}: {value:.3g}{verdict}")
     cpu_ports = [(r["ports"], r["cpu"][us], r["poll_cpu"]) for r in results if r["ports"] >= 8]
     if len(cpu_ports) >= 2:
         per_port = ", ".join(f"{p}: {fmt_time(c / p)} (poll {fmt_time(q / p)})"

@@ -23,10 +23,8 @@
 
 namespace rdma_exporter {
 
-// Extends a wrapping 32-bit counter to 64 bits: when the raw value goes down by more than half
-// the range, 2^32 is added (a wrap); a smaller step down is a reset. Entries not updated for 10
-// polls are dropped (device gone: its history restarts).
-// Wrap32 is the step for one counter, WrapExtender keeps one per key.
+// Extends one wrapping 32-bit counter to 64 bits: when the raw value goes down by more than half
+// the range, 2^32 is added (a wrap); a smaller step down is a reset.
 struct Wrap32 {
   uint64_t last_raw = 0;
   uint64_t high = 0;
@@ -34,6 +32,8 @@ struct Wrap32 {
   uint64_t Extend(uint64_t raw);
 };
 
+// A Wrap32 per key (ethtool's rx_out_of_buffer by netdev). Entries not updated for 10 polls are
+// dropped (device gone: its history restarts).
 class WrapExtender {
  public:
   uint64_t Extend(const std::string& key, uint64_t raw);
