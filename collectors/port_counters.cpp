@@ -192,20 +192,24 @@ std::map<std::string, PmaReading> ReadPmaCounters(CollectContext& ctx, const Por
 
 bool PortCountersCollector::Collect(const Inventory& inventory, CollectContext& ctx,
                                     MetricSink& sink) {
-  std::set<std::string> present;
+  // Only this poll's ports are kept: what was learnt of a port that is gone is forgotten, so a
+  // card swapped in under the same name proves its counter width and PMA capabilities afresh,
+  // and removed ports cost no memory.
+  std::unordered_map<std::string, PortMemory> kept;
   for (const auto& device : inventory.devices) {
     for (const auto& port : device.ports) {
       Labels labels = PortLabels(device, port);
-      // Remembered per port: a noietf port proves its 64-bit width only once a value passes
-      // 2^32-1, and must not fall back to 32-bit when its counters are cleared.
       std::string key = device.name + "/" + std::to_string(port.number);
-      present.insert(key);
+      PortMemory& memory = kept[key];
+      if (auto known = ports_.find(key); known != ports_.end()) memory = std::move(known->second);
+      // A noietf port proves its 64-bit width only once a value passes 2^32-1, and must not
+      // fall back to 32-bit when its counters are cleared.
       PmaPortStatus status;
-      status.wide_data = wide_data_ports_.count(key) != 0;
-      auto readings = ReadPmaCounters(ctx, port, &status, &dirs_[key]);
-      if (status.wide_data) wide_data_ports_.insert(key);
+      status.wide_data = memory.wide_data;
+      auto readings = ReadPmaCounters(ctx, port, &status, &memory.dirs);
+      memory.wide_data = status.wide_data;
       if (pma_xmit_wait_ && port.link_layer == "InfiniBand") {
-        PreferExtendedXmitWait(ctx, device, port, key, &readings);
+        PreferExtendedXmitWait(ctx, device, port, key, &memory, &readings);
       }
       if (status.supported) {
         sink.Gauge("rdma_port_pma_supported",
@@ -217,36 +221,32 @@ bool PortCountersCollector::Collect(const Inventory& inventory, CollectContext& 
         Export(labels, file, reading, sink);
     }
   }
-  // What was learnt of a port that is gone is forgotten: a card swapped in under the same name
-  // proves its counter width and PMA capabilities afresh, and removed ports cost no memory.
-  std::erase_if(wide_data_ports_, [&](const std::string& key) { return !present.count(key); });
-  std::erase_if(xmit_wait64_, [&](const auto& entry) { return !present.count(entry.first); });
-  std::erase_if(dirs_, [&](const auto& entry) { return !present.count(entry.first); });
+  ports_ = std::move(kept);
   return true;
 }
 
 void PortCountersCollector::PreferExtendedXmitWait(CollectContext& ctx, const DeviceInfo& device,
                                                    const PortInfo& port, const std::string& key,
+                                                   PortMemory* memory,
                                                    std::map<std::string, PmaReading>* readings) {
   KernelReaders* kernel = ctx.kernel();
   if (kernel == nullptr || kernel->ib_peer == nullptr || readings->count("port_xmit_wait") == 0) {
     return;
   }
-  auto known = xmit_wait64_.find(key);
-  if (known == xmit_wait64_.end()) {
+  if (!memory->xmit_wait64) {
     // A down link answers no loopback GMP (only the timeout): ask once it is up.
     if (!PhysLinkUp(ctx, port)) return;
     IbPmaClassPortInfo info;
     int err = kernel->ib_peer->ReadClassPortInfo(device.name, port.number, &info);
     if (err == ENXIO) return;  // no LID yet: ask again next poll
     const bool has = err == 0 && HasExtendedXmitWait(info);
-    known = xmit_wait64_.emplace(key, has).first;
+    memory->xmit_wait64 = has;
     if (has) {
       LogInfo("the port's PMA has a 64-bit PortXmitWait: it replaces counters/port_xmit_wait",
               {{"device", device.name}, {"port", std::to_string(port.number)}});
     }
   }
-  if (!known->second) return;
+  if (!*memory->xmit_wait64) return;
   IbPortCountersExt ext;
   int err = kernel->ib_peer->ReadPortCountersExt(device.name, port.number, &ext);
   if (err != 0) {

@@ -9,7 +9,7 @@
 #pragma once
 
 #include <map>
-#include <set>
+#include <optional>
 #include <string>
 #include <unordered_map>
 
@@ -32,17 +32,21 @@ class PortCountersCollector : public Collector {
  private:
   static void Export(const Labels& labels, const std::string& file, const PmaReading& reading,
                      MetricSink& sink);
+  // What is remembered of a port between polls.
+  struct PortMemory {
+    bool wide_data = false;  // its data/packet counters proved 64-bit (a value above 2^32-1)
+    // Whether its PMA declared the 64-bit PortXmitWait; unset until asked (once per port).
+    std::optional<bool> xmit_wait64;
+    PmaDirs dirs;  // its counters/ and counters_ext/ listings and file refs
+  };
   // Replaces (*readings)["port_xmit_wait"] with the PMA's 64-bit value where declared.
-  void PreferExtendedXmitWait(CollectContext& ctx, const DeviceInfo& device, const PortInfo& port,
-                              const std::string& key, std::map<std::string, PmaReading>* readings);
+  static void PreferExtendedXmitWait(CollectContext& ctx, const DeviceInfo& device,
+                                     const PortInfo& port, const std::string& key,
+                                     PortMemory* memory,
+                                     std::map<std::string, PmaReading>* readings);
 
-  // "device/port" of ports whose data/packet counters proved 64-bit (a value above 2^32-1).
-  std::set<std::string> wide_data_ports_;
   bool pma_xmit_wait_ = false;
-  // "device/port" -> whether its PMA declared the 64-bit PortXmitWait (asked once per port).
-  std::map<std::string, bool> xmit_wait64_;
-  // "device/port" -> its counters/ and counters_ext/ listings and file refs.
-  std::unordered_map<std::string, PmaDirs> dirs_;
+  std::unordered_map<std::string, PortMemory> ports_;  // by "device/port"
 };
 
 }  // namespace rdma_exporter
