@@ -98,9 +98,8 @@ constexpr std::string_view kNoPma = "N/A (no PMA)";
 
 // The data/packet files whose width depends on the kernel's table: 32-bit in the basic
 // PortCounters table, 64-bit (PortCountersExtended) in the "ext" and "noietf" tables.
-bool IsTableWidthCounter(std::string_view file) {
-  const PmaCounterSpec* spec = FindPmaCounter(file);
-  return spec != nullptr && spec->width == 0;
+bool IsTableWidthCounter(const PmaReading& reading) {
+  return reading.spec != nullptr && reading.spec->width == 0;
 }
 
 // Width of the table-dependent counters, from what the kernel shows: the extended table has
@@ -110,7 +109,7 @@ bool ProveWideData(const std::vector<std::string>& files,
                    const std::map<std::string, PmaReading>& readings) {
   if (std::find(files.begin(), files.end(), "unicast_xmit_packets") != files.end()) return true;
   return std::any_of(readings.begin(), readings.end(), [](const auto& r) {
-    return IsTableWidthCounter(r.first) && r.second.value > UINT32_MAX;
+    return IsTableWidthCounter(r.second) && r.second.value > UINT32_MAX;
   });
 }
 
@@ -133,7 +132,8 @@ void MergeLegacyExt(CollectContext& ctx, const PortInfo& port, DirReadState* sta
           // the port does not really fill reads 0): never export less than the kernel shows.
           auto basic = readings->find(std::string(legacy->second));
           if (basic == readings->end() || *parsed >= basic->second.value) {
-            (*readings)[std::string(legacy->second)] = {*parsed, 64};
+            (*readings)[std::string(legacy->second)] = {*parsed, 64,
+                                                        FindPmaCounter(legacy->second)};
           }
         } else {
           (*readings)["ext_" + file] = {*parsed, 0};
@@ -168,7 +168,7 @@ std::map<std::string, PmaReading> ReadPmaCounters(CollectContext& ctx, const Por
           return;
         }
         const PmaCounterSpec* spec = FindPmaCounter(file);
-        readings[file] = {*parsed, spec == nullptr ? 0 : spec->width};
+        readings[file] = {*parsed, spec == nullptr ? 0 : spec->width, spec};
       });
   if (err != 0 && err != ENOENT) ctx.ReadFailed(dir, err);
   static const std::vector<std::string> kNone;
@@ -184,7 +184,7 @@ std::map<std::string, PmaReading> ReadPmaCounters(CollectContext& ctx, const Por
     ctx.Malformed(path, kNoPma);
   status->wide_data = status->wide_data || ProveWideData(files, readings);
   for (auto& [file, reading] : readings) {
-    if (IsTableWidthCounter(file)) reading.width = status->wide_data ? 64 : 32;
+    if (IsTableWidthCounter(reading)) reading.width = status->wide_data ? 64 : 32;
   }
   MergeLegacyExt(ctx, port, &dirs->counters_ext, &readings);
   return readings;
@@ -256,12 +256,14 @@ void PortCountersCollector::PreferExtendedXmitWait(CollectContext& ctx, const De
     readings->erase("port_xmit_wait");
     return;
   }
-  (*readings)["port_xmit_wait"] = {ext.xmit_wait, 64};
+  PmaReading& reading = (*readings)["port_xmit_wait"];  // present: checked above
+  reading.value = ext.xmit_wait;
+  reading.width = 64;
 }
 
 void PortCountersCollector::Export(const Labels& labels, const std::string& file,
                                    const PmaReading& reading, MetricSink& sink) {
-  const PmaCounterSpec* spec = FindPmaCounter(file);
+  const PmaCounterSpec* spec = reading.spec;
   if (spec != nullptr) {
     sink.Counter(spec->metric, spec->help, labels,
                  static_cast<double>(reading.value) * spec->scale);

@@ -30,6 +30,9 @@ const PmaCounterSpec* FindPmaCounter(std::string_view file);
 struct PmaReading {
   uint64_t value;
   unsigned width;  // IBTA width in bits; 0 = unknown (generic counters): never saturated
+  // The file's table entry, looked up once when it is read; nullptr for a file the table does
+  // not know (then exported under a generic name).
+  const PmaCounterSpec* spec = nullptr;
   // True while the counter sits at the all-ones value of a width of at most 32 bits.
   bool saturated() const {
     return width != 0 && width <= 32 && value == (uint64_t{1} << width) - 1;
