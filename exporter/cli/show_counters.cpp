@@ -112,7 +112,7 @@ std::vector<CounterBlock> ReadCounters(CliNode& node) {
       CounterGroup pma{"counters", {}};
       PmaPortStatus status;
       for (const auto& [file, reading] : ReadPmaCounters(ctx, port, &status)) {
-        const PmaCounterSpec* spec = FindPmaCounter(file);
+        const PmaCounterSpec* spec = reading.spec;
         pma.values.push_back({file, reading.value, spec != nullptr ? unsigned(spec->scale) : 1u,
                               reading.width, reading.saturated(), false, ""});
       }
